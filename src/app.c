@@ -1,0 +1,252 @@
+/* The program's flow. Each phase ends with the ranks agreeing on a status, so
+ * a failure anywhere stops all ranks together (input errors with status 2,
+ * printed once by rank 0; run-time failures with status 1, printed by the
+ * rank that failed). Inside the solve the ranks cannot agree without extra
+ * messages, so a failure there ends the job with MPI_Abort. */
+#include "app.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cli.h"
+#include "config.h"
+#include "coop_build.h"
+#include "decomp.h"
+#include "halo.h"
+#include "io.h"
+#include "problem.h"
+#include "report.h"
+#include "solver.h"
+
+typedef struct {
+  coop_cli cli;
+  char scratch[8192];
+  coop_config *cfg;
+  char *text; /* the input file's text */
+  coop_problem prob;
+  coop_decomp dec;
+  coop_stencil s;
+  const char *backend; /* "host" or "cuda" */
+  int device;
+  coop_backend *be;
+  coop_halo halo;
+  void *u, *unew, *f;
+  coop_solve sv;
+  double t_setup;
+} app_state;
+
+/* Print an agreed failure once and return it. */
+static int fail(const coop_comm *c, int local, int status) {
+  if (status == COOP_ERR_INPUT) {
+    if (c->rank == 0) fprintf(stderr, "coopsolve: %s\n", coop_error_message());
+  } else if (local) {
+    fprintf(stderr, "coopsolve: rank %d: %s\n", c->rank, coop_error_message());
+  }
+  return status;
+}
+
+/* Rank 0 reads the file; every rank gets the text (or learns that it failed). */
+static int read_input(const coop_comm *c, const char *path, char **text) {
+  long len = -1;
+  *text = NULL;
+  if (c->rank == 0) {
+    FILE *fp = fopen(path, "rb");
+    if (fp && fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
+      *text = malloc((size_t)len + 1);
+      if (!*text || fread(*text, 1, (size_t)len, fp) != (size_t)len) len = -1;
+    } else {
+      len = -1;
+    }
+    if (len < 0) coop_error_input("%s: cannot read the input file: %s", path, strerror(errno ? errno : EIO));
+    if (fp) fclose(fp);
+  }
+  COOP_MPI(MPI_Bcast(&len, 1, MPI_LONG, 0, c->world));
+  if (len < 0) {
+    free(*text);
+    *text = NULL;
+    if (c->rank) coop_error_input("%s: cannot read the input file", path);
+    return COOP_ERR_INPUT;
+  }
+  if (c->rank && !(*text = malloc((size_t)len + 1)))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  COOP_MPI(MPI_Bcast(*text, (int)len, MPI_CHAR, 0, c->world));
+  (*text)[len] = '\0';
+  if (memchr(*text, '\0', (size_t)len))
+    return coop_error_input("%s: not a text file (contains a NUL byte)", path);
+  return 0;
+}
+
+static int load_config(app_state *a, const coop_comm *c) {
+  COOP_CHECK(read_input(c, a->cli.input, &a->text));
+  COOP_CHECK(coop_config_create(&a->cfg));
+  COOP_CHECK(coop_config_parse(a->cfg, a->cli.input, a->text));
+  for (int i = 0; i < a->cli.nsets; i++) COOP_CHECK(coop_config_set(a->cfg, a->cli.sets[i]));
+  COOP_CHECK(coop_config_validate(a->cfg));
+  return 0;
+}
+
+/* The output directory must exist and be writable before hours of solving. */
+static int check_output(const coop_comm *c, const coop_config *cfg) {
+  int ok = 1;
+  const char *path = coop_config_str(cfg, "output.file");
+  char dir[4096];
+  if (c->rank == 0) {
+    snprintf(dir, sizeof dir, "%s", path);
+    ok = access(dirname(dir), W_OK) == 0;
+    if (!ok) coop_error_input("output.file = %s (from %s): directory '%s' is not writable: %s", path,
+                              coop_config_origin(cfg, "output.file"), dir, strerror(errno));
+  }
+  COOP_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, c->world));
+  return ok ? 0 : COOP_ERR_INPUT;
+}
+
+static int setup_grid(app_state *a, const coop_comm *c) {
+  const coop_config *cfg = a->cfg;
+  const int ndim = (int)coop_config_int(cfg, "grid.dim");
+  const int64_t n[3] = {coop_config_int(cfg, "grid.nx"), coop_config_int(cfg, "grid.ny"),
+                        ndim == 3 ? coop_config_int(cfg, "grid.nz") : 1};
+  const double len[3] = {coop_config_real(cfg, "grid.lx"), coop_config_real(cfg, "grid.ly"),
+                         ndim == 3 ? coop_config_real(cfg, "grid.lz") : 1.0};
+  const int g = (int)coop_config_int(cfg, "grid.ghost");
+  const coop_precision prec =
+      strcmp(coop_config_str(cfg, "solver.precision"), "fp32") == 0 ? COOP_FP32 : COOP_FP64;
+  COOP_CHECK(coop_problem_init(&a->prob, coop_config_str(cfg, "problem.type"), ndim,
+                               (int)coop_config_int(cfg, "problem.mode"), len, n));
+  COOP_CHECK(coop_decomp_create(&a->dec, c->world, ndim, n, g));
+  coop_stencil_init(&a->s, ndim, prec, a->dec.n, g, a->prob.h);
+  return 0;
+}
+
+/* auto picks cuda only when every rank sees a GPU, so all ranks agree. */
+static int choose_backend(app_state *a, const coop_comm *c) {
+  const char *want = coop_config_str(a->cfg, "run.backend");
+  const int ngpu = coop_cuda_device_count();
+  int all_have = ngpu > 0, want_dev = (int)coop_config_int(a->cfg, "run.device");
+  COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, &all_have, 1, MPI_INT, MPI_MIN, c->world));
+  a->backend = strcmp(want, "auto") == 0 ? (all_have ? "cuda" : "host") : want;
+  a->device = -1;
+  if (strcmp(a->backend, "host") == 0) return 0;
+  if (ngpu == 0)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "run.backend = cuda but no GPU is visible on this rank%s",
+                      coop_cuda_device_count() == 0 && !COOP_HAVE_CUDA ? " (this build has no CUDA)" : "");
+  a->device = want_dev >= 0 ? want_dev : c->node_rank % ngpu;
+  if (c->node_rank == 0 && c->node_size > ngpu)
+    fprintf(stderr, "coopsolve: note: %d ranks share %d GPU(s) on this node\n", c->node_size, ngpu);
+  return 0;
+}
+
+static int setup_fields(app_state *a) {
+  const size_t bytes = coop_stencil_points(&a->s) * coop_stencil_elem_size(&a->s);
+  const coop_backend_opts o = {a->backend, coop_config_str(a->cfg, "run.sync"), a->device,
+                               (int)coop_config_int(a->cfg, "run.blocks"), &a->s};
+  void *hu = NULL, *hf = NULL;
+  int rc = 0;
+  COOP_CHECK(coop_backend_create(&o, &a->be));
+  COOP_CHECK(a->be->alloc(a->be, &a->u, bytes));
+  COOP_CHECK(a->be->alloc(a->be, &a->unew, bytes));
+  COOP_CHECK(a->be->alloc(a->be, &a->f, bytes));
+  if (!(hu = malloc(bytes)) || !(hf = malloc(bytes))) {
+    rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory (%zu bytes)", 2 * bytes);
+  } else {
+    coop_problem_fill(&a->prob, &a->dec, &a->s, hu, hf);
+    /* both buffers hold the boundary values; sweeps never write them */
+    if (!(rc = a->be->upload(a->be, a->u, hu, bytes)) && !(rc = a->be->upload(a->be, a->unew, hu, bytes)))
+      rc = a->be->upload(a->be, a->f, hf, bytes);
+  }
+  free(hu);
+  free(hf);
+  return rc;
+}
+
+static int setup_solver(app_state *a, const coop_comm *c) {
+  coop_solve *sv = &a->sv;
+  coop_solve_ctl *ctl = &sv->ctl;
+  COOP_CHECK(coop_halo_create(&a->halo, a->be, &a->s, &a->dec, coop_comm_cuda_aware()));
+  sv->comm = c;
+  sv->be = a->be;
+  sv->halo = &a->halo;
+  sv->s = &a->s;
+  sv->u = a->u;
+  sv->unew = a->unew;
+  sv->f = a->f;
+  sv->global_points = a->dec.global_n[0] * a->dec.global_n[1] * a->dec.global_n[2];
+  sv->monitor_every = coop_config_int(a->cfg, "output.monitor_every");
+  ctl->max_iter = coop_config_int(a->cfg, "solver.max_iter");
+  ctl->check_every = coop_config_int(a->cfg, "solver.check_every");
+  ctl->rtol = coop_config_real(a->cfg, "solver.rtol");
+  ctl->atol = coop_config_real(a->cfg, "solver.atol");
+  const int64_t checks = ctl->max_iter / ctl->check_every + 2;
+  ctl->hist_cap = checks < (1 << 20) ? checks : (1 << 20);
+  ctl->hist_iter = malloc((size_t)ctl->hist_cap * sizeof *ctl->hist_iter);
+  ctl->hist_res = malloc((size_t)ctl->hist_cap * sizeof *ctl->hist_res);
+  if (!ctl->hist_iter || !ctl->hist_res) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  return 0;
+}
+
+static void teardown(app_state *a) {
+  coop_halo_destroy(&a->halo);
+  if (a->be) {
+    a->be->release(a->be, a->sv.u ? a->sv.u : a->u);
+    a->be->release(a->be, a->sv.unew ? a->sv.unew : a->unew);
+    a->be->release(a->be, a->f);
+  }
+  coop_backend_destroy(a->be);
+  coop_decomp_destroy(&a->dec);
+  coop_config_destroy(a->cfg);
+  free(a->sv.ctl.hist_iter);
+  free(a->sv.ctl.hist_res);
+  free(a->text);
+}
+
+/* Steps up to the solve; each agreed among the ranks. */
+static int prepare(app_state *a, const coop_comm *c) {
+  int local, st;
+  local = load_config(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  local = check_output(c, a->cfg);
+  if (!local) local = setup_grid(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  local = choose_backend(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  if (a->cli.dry_run) return coop_report_dry_run(c, a->cfg, &a->dec, &a->s, a->backend);
+  local = setup_fields(a);
+  if (!local) local = setup_solver(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  return 0;
+}
+
+static int finish(app_state *a, const coop_comm *c) {
+  coop_report_input in = {a->cfg, a->cli.input, a->text, &a->prob, &a->dec, &a->s, a->be,
+                          a->backend, a->device, a->t_setup};
+  int local = coop_report_write(c, &in, &a->sv);
+  int st = coop_comm_agree(c, local);
+  return st ? fail(c, local, st) : 0;
+}
+
+int coop_app_run(const coop_comm *c, int argc, char **argv) {
+  app_state *a = calloc(1, sizeof *a);
+  int st;
+  if (!a) return fail(c, 1, coop_comm_agree(c, COOP_ERROR(COOP_ERR_RUNTIME, "out of memory")));
+  const double t0 = MPI_Wtime();
+  int local = coop_cli_parse(&a->cli, argc, argv, a->scratch, sizeof a->scratch);
+  if ((st = coop_comm_agree(c, local))) {
+    st = fail(c, local, st);
+  } else if (a->cli.help || a->cli.version) {
+    if (c->rank == 0) coop_report_help(a->cli.help);
+  } else if (!(st = prepare(a, c)) && !a->cli.dry_run) {
+    a->t_setup = MPI_Wtime() - t0;
+    const coop_solver_entry *solver = coop_solver_lookup(coop_config_str(a->cfg, "solver.name"));
+    if (!solver) local = COOP_ERROR(COOP_ERR_RUNTIME, "no solver '%s'", coop_config_str(a->cfg, "solver.name"));
+    if (!local) local = solver->run(&a->sv);
+    if (local) coop_comm_abort(c, local); /* ranks may be inside a halo exchange */
+    st = finish(a, c);
+  }
+  teardown(a);
+  free(a);
+  return st;
+}

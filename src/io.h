@@ -1,0 +1,79 @@
+/* HDF5 output of one run, in the DESIGN.md layout:
+ *   /            attrs program, version, created, ranks, gpus, devices
+ *   /input       attrs name, text, resolved
+ *   /grid        attrs axes, shape, spacing, origin, decomposition
+ *   /fields/<n>  global field, chunked, float64 or float32
+ *   /solver      attrs solver, mode, backend, iterations, reason, residual, ...
+ *   /history     datasets iteration (int64), residual (float64)
+ *   /timing      one float64 dataset per phase, one value per rank
+ * Arrays in /grid use dataset order (slowest axis first), named by axes.
+ * Written by all ranks together (parallel HDF5, collective hyperslab writes) or
+ * by the ranks in turn on serial HDF5; the same content either way. The file is
+ * written as PATH.tmp and renamed when complete, and PATH.xmf (XDMF 3) is
+ * written beside it the same way. */
+#ifndef COOP_IO_H
+#define COOP_IO_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  const char *name; /* dataset name under /fields */
+  const void *data; /* this rank's owned block, contiguous, dataset order, no ghosts */
+  int is_float;     /* 1: float32 elements, 0: float64 */
+} coop_io_field;
+
+typedef struct {
+  MPI_Comm comm; /* all ranks of the run; coop_io_write is collective over it */
+
+  /* grid, dataset order (z,y,x in 3D; y,x in 2D) */
+  int ndim;
+  int64_t global_shape[3];
+  int64_t local_shape[3];  /* this rank */
+  int64_t local_offset[3]; /* this rank */
+  int proc_dims[3];        /* ranks per axis */
+  double spacing[3];
+  double origin[3]; /* coordinate of the first stored point */
+
+  /* run metadata: identical on all ranks except where said */
+  const char *version;
+  int gpus;            /* GPUs used by the run, 0 on the host backend */
+  const char *devices; /* device names, "; "-separated; read on rank 0 */
+  const char *input_name, *input_text, *resolved;
+
+  /* solver summary */
+  const char *solver, *backend, *mode, *precision, *reason;
+  int64_t iterations;
+  double residual, rel_residual, solve_time;
+  int has_exact; /* 1: error_max and error_l2 are valid */
+  double error_max, error_l2;
+
+  /* residual history (read on rank 0) */
+  const int64_t *hist_iter;
+  const double *hist_res;
+  size_t hist_len;
+
+  /* per-phase times of this rank, seconds; gathered into /timing */
+  const char *const *phase_names;
+  const double *phase_times;
+  int nphases;
+
+  const coop_io_field *fields;
+  int nfields;
+} coop_io_result;
+
+/* Write the run's file at path (and path minus ".h5" plus ".xmf", or path.xmf
+ * when path does not end in ".h5", if xdmf). Collective. On failure no file is
+ * left under either real name. */
+int coop_io_write(const char *path, const coop_io_result *r, int xdmf);
+
+/* 1 when this build writes with parallel HDF5 (H5_HAVE_PARALLEL), else 0. */
+int coop_io_parallel(void);
+
+/* Read a whole /fields dataset as float64 on the calling rank (serial, for
+ * tests and tools). *data is malloc'ed, caller frees; shape in dataset order. */
+int coop_io_read_field(const char *path, const char *name, double **data, int *ndim,
+                       int64_t shape[3]);
+
+#endif

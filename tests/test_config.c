@@ -1,0 +1,551 @@
+/* Unit tests of src/config.c and the key table: parsing, --set, validation,
+ * origins, the resolved text, help, and one test per class of bad input. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "error.h"
+
+static const char *const good_input =
+    "# a full input file\n"
+    "\n"
+    "[grid]\n"
+    "  dim   =   3     # trailing comment\n"
+    "nx=100\n"
+    "ny = 200\n"
+    "\tnz = 300\t\n"
+    "lx = 2.5\n"
+    "ly = 0.125\n"
+    "lz = 1e3\n"
+    "ghost = 4\n"
+    "   # indented comment\n"
+    "[ problem ]\n"
+    "type = laplace\n"
+    "mode = 7\n"
+    "[solver]\n"
+    "name = jacobi\n"
+    "rtol = 1e-10\n"
+    "atol = 0.001\n"
+    "max_iter = 1000000000000\n"
+    "check_every = 50\n"
+    "precision = fp32\n"
+    "[run]  # optional section\n"
+    "backend = host\n"
+    "sync = launch\n"
+    "device = 3\n"
+    "blocks = 120\n"
+    "[output]\n"
+    "file = \"out dir/result #1.h5\"   # quoted: keeps the '#'\n"
+    "xdmf = no\n"
+    "monitor_every = 0\n";
+
+static const char *const minimal_input = "[grid]\n[problem]\n[solver]\nrtol = 1e-8\n";
+
+/* 1 when msg contains every phrase of the NULL-terminated list; else says which is missing. */
+static int has_all(const char *msg, ...) {
+  va_list ap;
+  const char *p;
+  int ok = 1;
+  va_start(ap, msg);
+  while ((p = va_arg(ap, const char *)) != NULL)
+    if (!strstr(msg, p)) {
+      fprintf(stderr, "\n  expected \"%s\" in message \"%s\"\n", p, msg);
+      ok = 0;
+    }
+  va_end(ap);
+  return ok;
+}
+
+/* The call fails as an input error whose message holds all the phrases. */
+#define EXPECT_INPUT_ERROR(call, ...)                                 \
+  do {                                                                \
+    coop_error_clear();                                               \
+    CU_ASSERT_EQUAL((call), COOP_ERR_INPUT);                          \
+    CU_ASSERT_TRUE(has_all(coop_error_message(), __VA_ARGS__, NULL)); \
+  } while (0)
+
+/* Create, parse text as "bad.in", apply the sets, validate; returns the first failure. */
+static int load(const char *text, const char *set1, const char *set2) {
+  coop_config *cfg = NULL;
+  int err = coop_config_create(&cfg);
+  if (!err && text) err = coop_config_parse(cfg, "bad.in", text);
+  if (!err && set1) err = coop_config_set(cfg, set1);
+  if (!err && set2) err = coop_config_set(cfg, set2);
+  if (!err) err = coop_config_validate(cfg);
+  coop_config_destroy(cfg);
+  return err;
+}
+
+static coop_config *parsed(const char *text) {
+  coop_config *cfg = NULL;
+  CU_ASSERT_EQUAL_FATAL(coop_config_create(&cfg), 0);
+  CU_ASSERT_EQUAL_FATAL(coop_config_parse(cfg, "in.txt", text), 0);
+  return cfg;
+}
+
+/* ---------- good input ---------- */
+
+static void test_good_input(void) {
+  coop_config *cfg = parsed(good_input);
+  CU_ASSERT_EQUAL(coop_config_validate(cfg), 0);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.dim"), 3);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.nx"), 100);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.ny"), 200);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.nz"), 300);
+  CU_ASSERT_EQUAL(coop_config_real(cfg, "grid.lx"), 2.5);
+  CU_ASSERT_EQUAL(coop_config_real(cfg, "grid.ly"), 0.125);
+  CU_ASSERT_EQUAL(coop_config_real(cfg, "grid.lz"), 1000.0);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.ghost"), 4);
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "problem.type"), "laplace");
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "problem.mode"), 7);
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "solver.name"), "jacobi");
+  CU_ASSERT_EQUAL(coop_config_real(cfg, "solver.rtol"), 1e-10);
+  CU_ASSERT_EQUAL(coop_config_real(cfg, "solver.atol"), 0.001);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "solver.max_iter"), INT64_C(1000000000000));
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "solver.check_every"), 50);
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "solver.precision"), "fp32");
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.backend"), "host");
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.sync"), "launch");
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "run.device"), 3);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "run.blocks"), 120);
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.file"), "out dir/result #1.h5");
+  CU_ASSERT_EQUAL(coop_config_bool(cfg, "output.xdmf"), 0);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "output.monitor_every"), 0);
+  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "grid.dim"), "in.txt:4");
+  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "output.file"), "in.txt:29");
+  coop_config_destroy(cfg);
+}
+
+static void test_bool_spellings(void) {
+  static const char *const text[] = {"true", "Yes", "on", "1", "false", "NO", "off", "0"};
+  for (int i = 0; i < 8; i++) {
+    coop_config *cfg = NULL;
+    char buf[64];
+    snprintf(buf, sizeof buf, "output.xdmf=%s", text[i]);
+    CU_ASSERT_EQUAL_FATAL(coop_config_create(&cfg), 0);
+    CU_ASSERT_EQUAL(coop_config_set(cfg, buf), 0);
+    CU_ASSERT_EQUAL(coop_config_bool(cfg, "output.xdmf"), i < 4);
+    coop_config_destroy(cfg);
+  }
+}
+
+static void test_defaults_and_origins(void) {
+  coop_config *cfg = parsed(minimal_input);
+  CU_ASSERT_EQUAL(coop_config_validate(cfg), 0);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.dim"), 2);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.nx"), 64);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.nz"), 64);
+  CU_ASSERT_EQUAL(coop_config_real(cfg, "grid.lx"), 1.0);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.ghost"), 1);
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "problem.type"), "sine");
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "problem.mode"), 1);
+  CU_ASSERT_EQUAL(coop_config_real(cfg, "solver.atol"), 0.0);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "solver.max_iter"), 10000);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "solver.check_every"), 100);
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "solver.precision"), "fp64");
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.backend"), "auto");
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.sync"), "auto");
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "run.device"), -1);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "run.blocks"), 0);
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.file"), "coopsolve.h5");
+  CU_ASSERT_EQUAL(coop_config_bool(cfg, "output.xdmf"), 1);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "output.monitor_every"), 1000);
+  CU_ASSERT_EQUAL(coop_config_real(cfg, "solver.rtol"), 1e-8);
+  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "solver.rtol"), "in.txt:4");
+  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "grid.nx"), "default");
+  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "output.file"), "default");
+  coop_config_destroy(cfg);
+}
+
+static void test_key_table(void) {
+  size_t n = 0;
+  const coop_key_info *k = coop_config_keys(&n);
+  CU_ASSERT_EQUAL(n, 23);
+  for (size_t i = 0; i < n; i++) {
+    CU_ASSERT_PTR_NOT_NULL(k[i].help);
+    CU_ASSERT_TRUE(k[i].help && strlen(k[i].help) > 5);
+    CU_ASSERT_TRUE(k[i].type != COOP_KEY_CHOICE || k[i].choices != NULL);
+  }
+}
+
+static void test_set_overrides(void) {
+  coop_config *cfg = parsed("[grid]\nnx = 10\n[problem]\n[solver]\n");
+  CU_ASSERT_EQUAL(coop_config_set(cfg, "grid.nx=20"), 0);
+  CU_ASSERT_EQUAL(coop_config_set(cfg, " grid.nx = \"30\" "), 0); /* later wins */
+  CU_ASSERT_EQUAL(coop_config_set(cfg, "run.backend=cuda"), 0);   /* optional section */
+  CU_ASSERT_EQUAL(coop_config_set(cfg, "output.file=a#b.h5"), 0); /* no comments in --set */
+  CU_ASSERT_EQUAL(coop_config_validate(cfg), 0);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.nx"), 30);
+  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "grid.nx"), "--set");
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.backend"), "cuda");
+  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "run.backend"), "--set");
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.file"), "a#b.h5");
+  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "grid.ny"), "default");
+  coop_config_destroy(cfg);
+}
+
+static void test_set_makes_section_present(void) {
+  coop_config *cfg = parsed("[grid]\n[problem]\n");
+  CU_ASSERT_EQUAL(coop_config_set(cfg, "solver.rtol=0.5"), 0);
+  CU_ASSERT_EQUAL(coop_config_validate(cfg), 0);
+  CU_ASSERT_EQUAL(coop_config_real(cfg, "solver.rtol"), 0.5);
+  coop_config_destroy(cfg);
+}
+
+static void test_set_before_parse_still_wins(void) {
+  coop_config *cfg = NULL;
+  CU_ASSERT_EQUAL_FATAL(coop_config_create(&cfg), 0);
+  CU_ASSERT_EQUAL(coop_config_set(cfg, "grid.ny=7"), 0);
+  CU_ASSERT_EQUAL(coop_config_parse(cfg, "in.txt", "[grid]\nny = 9\n[problem]\n[solver]\n"), 0);
+  CU_ASSERT_EQUAL(coop_config_validate(cfg), 0);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.ny"), 7);
+  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "grid.ny"), "--set");
+  coop_config_destroy(cfg);
+}
+
+/* Every key of a and b has the same value. */
+static void assert_same_values(const coop_config *a, const coop_config *b) {
+  size_t n;
+  const coop_key_info *k = coop_config_keys(&n);
+  for (size_t i = 0; i < n; i++) {
+    char name[128];
+    snprintf(name, sizeof name, "%s.%s", k[i].section, k[i].key);
+    switch (k[i].type) {
+      case COOP_KEY_INT: CU_ASSERT_EQUAL(coop_config_int(a, name), coop_config_int(b, name)); break;
+      case COOP_KEY_REAL:
+        CU_ASSERT_EQUAL(coop_config_real(a, name), coop_config_real(b, name));
+        break;
+      case COOP_KEY_BOOL:
+        CU_ASSERT_EQUAL(coop_config_bool(a, name), coop_config_bool(b, name));
+        break;
+      default: CU_ASSERT_STRING_EQUAL(coop_config_str(a, name), coop_config_str(b, name));
+    }
+  }
+}
+
+/* Resolve cfg, parse that text into a fresh config, check it validates and agrees. */
+static void round_trip(const coop_config *cfg) {
+  char *text = coop_config_resolved(cfg);
+  coop_config *back = NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT_EQUAL_FATAL(coop_config_create(&back), 0);
+  if (coop_config_parse(back, "resolved", text) != 0) {
+    fprintf(stderr, "\n  %s\n%s", coop_error_message(), text);
+    CU_FAIL("the resolved text does not parse");
+  }
+  CU_ASSERT_EQUAL(coop_config_validate(back), 0);
+  assert_same_values(cfg, back);
+  coop_config_destroy(back);
+  free(text);
+}
+
+static void test_resolved_round_trip(void) {
+  coop_config *cfg = parsed(good_input);
+  char *text;
+  coop_error_clear();
+  CU_ASSERT_EQUAL(coop_config_set(cfg, "solver.rtol=0.1"), 0); /* not exact in binary */
+  CU_ASSERT_EQUAL(coop_config_set(cfg, "grid.lx=3.141592653589793"), 0);
+  round_trip(cfg);
+  text = coop_config_resolved(cfg);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT_TRUE(has_all(text, "[grid]", "[output]", "# in.txt:5", "rtol = 0.10000000000000001",
+                         "# --set", "file = \"out dir/result #1.h5\"", "xdmf = false", NULL));
+  CU_ASSERT_TRUE(strstr(text, "[grid]") < strstr(text, "[problem]"));
+  CU_ASSERT_TRUE(strstr(text, "[solver]") < strstr(text, "[run]"));
+  free(text);
+  coop_config_destroy(cfg);
+}
+
+static void test_resolved_2d_comments_unused(void) {
+  coop_config *cfg = parsed(minimal_input);
+  char *text = coop_config_resolved(cfg);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT_TRUE(has_all(text, "# nz = 64", "# lz = 1 ", "only used when grid.dim = 3", "\nnx = 64",
+                         "# default", "rtol = 1e-08", "# in.txt:4", NULL));
+  free(text);
+  round_trip(cfg);
+  coop_config_destroy(cfg);
+}
+
+static void test_help(void) {
+  char *buf = NULL;
+  size_t len = 0, n;
+  FILE *f = open_memstream(&buf, &len);
+  const coop_key_info *k = coop_config_keys(&n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  coop_config_print_help(f);
+  fclose(f);
+  for (size_t i = 0; i < n; i++) {
+    char name[128];
+    snprintf(name, sizeof name, "%s.%s ", k[i].section, k[i].key);
+    CU_ASSERT_TRUE(has_all(buf, name, k[i].help, NULL));
+  }
+  CU_ASSERT_TRUE(has_all(buf, "int [1, 1099511627776]", "real (0, inf)", "real [0, 1)",
+                         "sine|laplace", "default coopsolve.h5", "[solver] *", NULL));
+  free(buf);
+}
+
+/* ---------- malformed lines ---------- */
+
+static void test_bad_no_equals(void) {
+  EXPECT_INPUT_ERROR(load("[grid]\nnx 64\n", NULL, NULL), "bad.in:2:", "expected 'key = value'");
+  EXPECT_INPUT_ERROR(load("[grid]\n\n# c\nnx # = 64\n", NULL, NULL),
+                     "bad.in:4:", "expected 'key = value'");
+}
+
+static void test_bad_empty_key(void) {
+  EXPECT_INPUT_ERROR(load("[grid]\n  = 64\n", NULL, NULL), "bad.in:2:", "missing key before '='");
+}
+
+static void test_bad_empty_value(void) {
+  EXPECT_INPUT_ERROR(load("[grid]\nnx =\n", NULL, NULL), "bad.in:2:", "empty value for key 'nx'");
+  EXPECT_INPUT_ERROR(load("[grid]\nny = 3\nnx =   # none\n", NULL, NULL),
+                     "bad.in:3:", "empty value for key 'nx'");
+  EXPECT_INPUT_ERROR(load("[output]\nfile = \"\"\n", NULL, NULL),
+                     "bad.in:2:", "empty value for key 'file'");
+}
+
+static void test_bad_quote(void) {
+  EXPECT_INPUT_ERROR(load("[output]\nfile = \"a.h5\n", NULL, NULL),
+                     "bad.in:2:", "unterminated quoted value");
+  EXPECT_INPUT_ERROR(load("[output]\nfile = \"a.h5\" b\n", NULL, NULL),
+                     "bad.in:2:", "unexpected text 'b' after the closing quote");
+}
+
+static void test_bad_header_not_closed(void) {
+  EXPECT_INPUT_ERROR(load("[grid]\nnx = 3\n[solver\n", NULL, NULL),
+                     "bad.in:3:", "'[solver' is not closed");
+}
+
+static void test_bad_header_trailing_junk(void) {
+  EXPECT_INPUT_ERROR(load("[grid] nx = 3\n", NULL, NULL),
+                     "bad.in:1:", "unexpected text 'nx = 3' after ']'");
+  EXPECT_INPUT_ERROR(load("[grid]\n[]\n", NULL, NULL), "bad.in:2:", "empty section name");
+}
+
+static void test_bad_key_before_section(void) {
+  EXPECT_INPUT_ERROR(load("# c\nnx = 3\n[grid]\n", NULL, NULL),
+                     "bad.in:2:", "key 'nx' before any [section]");
+}
+
+/* ---------- unknown names ---------- */
+
+static void test_bad_unknown_section(void) {
+  EXPECT_INPUT_ERROR(load("[grid]\n[problem]\n[solvr]\n", NULL, NULL),
+                     "bad.in:3:", "unknown section [solvr]; did you mean [solver]?");
+  EXPECT_INPUT_ERROR(load("[mesh]\n", NULL, NULL), "bad.in:1:", "unknown section [mesh]",
+                     "known sections: [grid], [problem], [solver], [run], [output]");
+}
+
+static void test_bad_unknown_key(void) {
+  EXPECT_INPUT_ERROR(load("[grid]\nnxx = 3\n", NULL, NULL),
+                     "bad.in:2:", "unknown key 'nxx' in [grid]; did you mean 'nx'?");
+  EXPECT_INPUT_ERROR(load("[solver]\nmax_iters = 3\n", NULL, NULL),
+                     "bad.in:2:", "did you mean 'max_iter'?");
+  EXPECT_INPUT_ERROR(load("[grid]\nrtol = 1e-3\n", NULL, NULL),
+                     "bad.in:2:", "unknown key 'rtol' in [grid]; it belongs in [solver]");
+  EXPECT_INPUT_ERROR(load("[grid]\nzzzzzz = 1\n", NULL, NULL),
+                     "bad.in:2:", "unknown key 'zzzzzz' in [grid]", "--help");
+}
+
+/* ---------- repeats ---------- */
+
+static void test_bad_duplicate_key(void) {
+  EXPECT_INPUT_ERROR(load("[grid]\ndim = 2\nnx = 3\nny = 4\nnx = 5\n", NULL, NULL),
+                     "bad.in:5:", "duplicate key 'nx' (first set at line 3)");
+}
+
+static void test_bad_duplicate_section(void) {
+  EXPECT_INPUT_ERROR(load("[grid]\nnx = 3\n[solver]\n[grid]\n", NULL, NULL),
+                     "bad.in:4:", "section [grid] appears twice (first at line 1)");
+}
+
+/* ---------- bad values ---------- */
+
+static void test_bad_int(void) {
+  EXPECT_INPUT_ERROR(load("[grid]\nnx = -3\n", NULL, NULL),
+                     "bad.in:2:", "grid.nx = -3: expected an integer in [1, 1099511627776]");
+  EXPECT_INPUT_ERROR(load("[grid]\nnx = 1099511627777\n", NULL, NULL),
+                     "bad.in:2:", "expected an integer in [1, 1099511627776]");
+  EXPECT_INPUT_ERROR(load("[grid]\nnx = 12abc\n", NULL, NULL),
+                     "bad.in:2:", "grid.nx = 12abc: expected an integer");
+  EXPECT_INPUT_ERROR(load("[grid]\nnx = 3.0\n", NULL, NULL),
+                     "bad.in:2:", "grid.nx = 3.0: expected an integer");
+  EXPECT_INPUT_ERROR(load("[grid]\nnx = 99999999999999999999\n", NULL, NULL),
+                     "bad.in:2:", "expected an integer");
+  EXPECT_INPUT_ERROR(load("[grid]\ndim = 4\n", NULL, NULL),
+                     "bad.in:2:", "grid.dim = 4: expected an integer in [2, 3]");
+}
+
+static void test_bad_real(void) {
+  EXPECT_INPUT_ERROR(load("[solver]\nrtol = 1e-6x\n", NULL, NULL),
+                     "bad.in:2:", "solver.rtol = 1e-6x: expected a real in [0, 1)");
+  EXPECT_INPUT_ERROR(load("[solver]\nrtol = 1\n", NULL, NULL),
+                     "bad.in:2:", "expected a real in [0, 1)");
+  EXPECT_INPUT_ERROR(load("[solver]\natol = inf\n", NULL, NULL),
+                     "bad.in:2:", "solver.atol = inf: expected a real in [0, inf)");
+  EXPECT_INPUT_ERROR(load("[solver]\natol = nan\n", NULL, NULL), "bad.in:2:", "solver.atol = nan");
+  EXPECT_INPUT_ERROR(load("[grid]\nlx = 0\n", NULL, NULL),
+                     "bad.in:2:", "grid.lx = 0: expected a real in (0, inf)");
+  EXPECT_INPUT_ERROR(load("[grid]\nlx = 1e999\n", NULL, NULL), "bad.in:2:", "grid.lx = 1e999");
+}
+
+static void test_bad_choice_and_bool(void) {
+  EXPECT_INPUT_ERROR(load("[problem]\ntype = poisson\n", NULL, NULL),
+                     "bad.in:2:", "problem.type = poisson: expected one of: sine, laplace");
+  EXPECT_INPUT_ERROR(load("[solver]\nname = cg\n", NULL, NULL),
+                     "bad.in:2:", "expected one of: jacobi");
+  EXPECT_INPUT_ERROR(load("[output]\nxdmf = maybe\n", NULL, NULL),
+                     "bad.in:2:", "output.xdmf = maybe: expected true or false");
+}
+
+/* ---------- validation ---------- */
+
+static void test_bad_missing_section(void) {
+  EXPECT_INPUT_ERROR(load("[grid]\n[problem]\n[run]\n", NULL, NULL),
+                     "bad.in: missing section [solver]");
+  EXPECT_INPUT_ERROR(load("[solver]\n[problem]\n", NULL, NULL), "bad.in: missing section [grid]");
+  EXPECT_INPUT_ERROR(load("[grid]\n[solver]\n", "solver.rtol=0.5", NULL),
+                     "bad.in: missing section [problem]");
+  CU_ASSERT_EQUAL(load("[grid]\n[solver]\n", "problem.mode=2", NULL), 0);
+}
+
+static void test_bad_3d_key_in_2d(void) {
+  EXPECT_INPUT_ERROR(load("[grid]\nnx = 8\nnz = 8\n[problem]\n[solver]\n", NULL, NULL),
+                     "bad.in:3:", "grid.nz is only used when grid.dim = 3",
+                     "grid.dim = 2, from default");
+  EXPECT_INPUT_ERROR(load("[grid]\ndim=2\n[problem]\n[solver]\n", "grid.lz=2", NULL),
+                     "--set grid.lz=2:", "grid.lz is only used when grid.dim = 3", "from bad.in:2");
+  EXPECT_INPUT_ERROR(load("[grid]\ndim=3\nnz = 8\n[problem]\n[solver]\n", "grid.dim=2", NULL),
+                     "bad.in:3:", "grid.nz is only used", "from --set");
+  CU_ASSERT_EQUAL(load("[grid]\nnz = 8\n[problem]\n[solver]\n", "grid.dim=3", NULL), 0);
+}
+
+/* ---------- --set ---------- */
+
+static void test_bad_set(void) {
+  const char *ok = "[grid]\n[problem]\n[solver]\n";
+  EXPECT_INPUT_ERROR(load(ok, "solver.rtol", NULL),
+                     "--set solver.rtol: expected section.key=value");
+  EXPECT_INPUT_ERROR(load(ok, "rtol=1e-3", NULL), "--set rtol=1e-3: expected section.key=value");
+  EXPECT_INPUT_ERROR(load(ok, ".rtol=1e-3", NULL), "--set .rtol=1e-3: expected section.key=value");
+  EXPECT_INPUT_ERROR(load(ok, "solver.rtol=", NULL), "--set solver.rtol=: empty value");
+  EXPECT_INPUT_ERROR(load(ok, "solvr.rtol=1e-3", NULL),
+                     "--set solvr.rtol=1e-3: unknown section [solvr]; did you mean [solver]?");
+  EXPECT_INPUT_ERROR(load(ok, "grid.nxx=3", NULL),
+                     "--set grid.nxx=3: unknown key 'nxx' in [grid]; did you mean 'nx'?");
+  EXPECT_INPUT_ERROR(load(ok, "solver.rtol=abc", NULL),
+                     "--set solver.rtol=abc: expected a real in [0, 1)");
+  EXPECT_INPUT_ERROR(load(ok, "grid.nx=8", "run.sync=row"),
+                     "--set run.sync=row: expected one of: auto, grid, launch");
+}
+
+static void test_parse_twice_is_fault(void) {
+  coop_config *cfg = parsed(minimal_input);
+  coop_error_clear();
+  CU_ASSERT_EQUAL(coop_config_parse(cfg, "again", minimal_input), COOP_ERR_RUNTIME);
+  CU_ASSERT_PTR_NOT_NULL(strstr(coop_error_message(), "twice"));
+  coop_config_destroy(cfg);
+}
+
+/* ---------- getters: program faults abort ---------- */
+
+/* Runs getter in a child with stderr closed; 1 when the child died of SIGABRT. */
+static int aborts(void (*getter)(const coop_config *)) {
+  coop_config *cfg = NULL;
+  pid_t pid;
+  int status = 0;
+  if (coop_config_create(&cfg)) return 0;
+  fflush(NULL);
+  pid = fork();
+  if (pid == 0) {
+    const struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    if (!freopen("/dev/null", "w", stderr)) _exit(3);
+    getter(cfg);
+    _exit(0);
+  }
+  coop_config_destroy(cfg);
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return 0;
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void get_unknown(const coop_config *cfg) { (void)coop_config_int(cfg, "grid.nxx"); }
+static void get_wrong_type(const coop_config *cfg) { (void)coop_config_real(cfg, "grid.nx"); }
+static void get_no_section(const coop_config *cfg) { (void)coop_config_origin(cfg, "nx"); }
+static void get_str_of_int(const coop_config *cfg) { (void)coop_config_str(cfg, "grid.nx"); }
+static void get_ok(const coop_config *cfg) { (void)coop_config_int(cfg, "grid.nx"); }
+
+static void test_getter_faults_abort(void) {
+  CU_ASSERT_TRUE(aborts(get_unknown));
+  CU_ASSERT_TRUE(aborts(get_wrong_type));
+  CU_ASSERT_TRUE(aborts(get_no_section));
+  CU_ASSERT_TRUE(aborts(get_str_of_int));
+  CU_ASSERT_FALSE(aborts(get_ok));
+}
+
+int main(void) {
+  static const struct {
+    const char *name;
+    void (*fn)(void);
+  } tests[] = {
+      {"good input", test_good_input},
+      {"bool spellings", test_bool_spellings},
+      {"defaults and origins", test_defaults_and_origins},
+      {"key table", test_key_table},
+      {"--set overrides, later wins", test_set_overrides},
+      {"--set makes a section present", test_set_makes_section_present},
+      {"--set before parse still wins", test_set_before_parse_still_wins},
+      {"resolved round trip", test_resolved_round_trip},
+      {"resolved 2D comments unused keys", test_resolved_2d_comments_unused},
+      {"help", test_help},
+      {"bad: no '='", test_bad_no_equals},
+      {"bad: empty key", test_bad_empty_key},
+      {"bad: empty value", test_bad_empty_value},
+      {"bad: quotes", test_bad_quote},
+      {"bad: header not closed", test_bad_header_not_closed},
+      {"bad: junk after header", test_bad_header_trailing_junk},
+      {"bad: key before section", test_bad_key_before_section},
+      {"bad: unknown section", test_bad_unknown_section},
+      {"bad: unknown key", test_bad_unknown_key},
+      {"bad: duplicate key", test_bad_duplicate_key},
+      {"bad: duplicate section", test_bad_duplicate_section},
+      {"bad: int values", test_bad_int},
+      {"bad: real values", test_bad_real},
+      {"bad: choice and bool values", test_bad_choice_and_bool},
+      {"bad: missing section", test_bad_missing_section},
+      {"bad: 3D key in 2D", test_bad_3d_key_in_2d},
+      {"bad: --set", test_bad_set},
+      {"parse twice is a fault", test_parse_twice_is_fault},
+      {"getter faults abort", test_getter_faults_abort},
+  };
+  CU_pSuite suite;
+  unsigned failures;
+  if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+  suite = CU_add_suite("config", NULL, NULL);
+  for (size_t i = 0; suite && i < sizeof tests / sizeof *tests; i++)
+    if (!CU_add_test(suite, tests[i].name, tests[i].fn)) suite = NULL;
+  if (!suite) {
+    CU_cleanup_registry();
+    return 1;
+  }
+  CU_run_all_tests(); /* the core runner prints nothing: silent on success */
+  failures = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+  if (failures) {
+    CU_basic_show_failures(CU_get_failure_list());
+    fprintf(stderr, "\n%u failed assertions in %u tests\n", CU_get_number_of_failures(),
+            CU_get_number_of_tests_failed());
+  }
+  CU_cleanup_registry();
+  return failures ? 1 : 0;
+}

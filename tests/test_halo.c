@@ -1,0 +1,100 @@
+/* Halo exchange on the host backend at the current rank count: after one
+ * exchange every ghost point inside the global grid (faces, edges, corners,
+ * deep layers) holds its owner's value; points outside keep their poison. */
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "comm.h"
+#include "decomp.h"
+#include "halo.h"
+#include "unit.h"
+
+static double value_at(const int64_t gi[3]) { return 1e6 * gi[2] + 1e3 * gi[1] + gi[0] + 0.5; }
+
+static void exchange_case(int ndim, int g, coop_precision prec) {
+  const int64_t n[3] = {9, 8, ndim == 3 ? 7 : 1};
+  const double h[3] = {1, 1, 1};
+  coop_decomp d;
+  coop_stencil s;
+  coop_backend *be;
+  coop_halo halo;
+  CU_ASSERT_FATAL(coop_decomp_create(&d, MPI_COMM_WORLD, ndim, n, g) == 0);
+  coop_stencil_init(&s, ndim, prec, d.n, g, h);
+  CU_ASSERT_FATAL(coop_backend_host_create(&be) == 0);
+  CU_ASSERT_FATAL(coop_halo_create(&halo, be, &s, &d, 0) == 0);
+  const size_t np = coop_stencil_points(&s);
+  double *u64 = malloc(np * sizeof *u64);
+  float *u32 = malloc(np * sizeof *u32);
+  int64_t l[3];
+  for (l[2] = -s.g[2]; l[2] < s.n[2] + s.g[2]; l[2]++)
+    for (l[1] = -s.g[1]; l[1] < s.n[1] + s.g[1]; l[1]++)
+      for (l[0] = -s.g[0]; l[0] < s.n[0] + s.g[0]; l[0]++) {
+        const int64_t p = coop_stencil_index(&s, l[0], l[1], l[2]);
+        const int owned = l[0] >= 0 && l[0] < s.n[0] && l[1] >= 0 && l[1] < s.n[1] && l[2] >= 0 && l[2] < s.n[2];
+        const int64_t gi[3] = {d.offset[0] + l[0], d.offset[1] + l[1], d.offset[2] + l[2]};
+        u64[p] = owned ? value_at(gi) : -1.0;
+        u32[p] = (float)u64[p];
+      }
+  void *u = prec == COOP_FP32 ? (void *)u32 : (void *)u64;
+  CU_ASSERT_FATAL(coop_halo_exchange(&halo, u) == 0);
+  int64_t wrong = 0, checked = 0;
+  for (l[2] = -s.g[2]; l[2] < s.n[2] + s.g[2]; l[2]++)
+    for (l[1] = -s.g[1]; l[1] < s.n[1] + s.g[1]; l[1]++)
+      for (l[0] = -s.g[0]; l[0] < s.n[0] + s.g[0]; l[0]++) {
+        const int64_t p = coop_stencil_index(&s, l[0], l[1], l[2]);
+        const int64_t gi[3] = {d.offset[0] + l[0], d.offset[1] + l[1], d.offset[2] + l[2]};
+        int inside = 1;
+        for (int a = 0; a < 3; a++) inside &= gi[a] >= 0 && gi[a] < n[a];
+        const double want = inside ? value_at(gi) : -1.0;
+        const double got = prec == COOP_FP32 ? (double)u32[p] : u64[p];
+        const double want_t = prec == COOP_FP32 ? (double)(float)want : want;
+        wrong += got != want_t;
+        checked++;
+      }
+  CU_ASSERT_EQUAL(wrong, 0);
+  CU_ASSERT_EQUAL(checked, (int64_t)np);
+  coop_halo_destroy(&halo);
+  coop_backend_destroy(be);
+  coop_decomp_destroy(&d);
+  free(u64);
+  free(u32);
+}
+
+static void test_regions(void) {
+  const int64_t n[3] = {9, 8, 7};
+  const double h[3] = {1, 1, 1};
+  coop_stencil s;
+  coop_region send[2], recv[2];
+  coop_stencil_init(&s, 3, COOP_FP64, n, 2, h);
+  coop_halo_regions(&s, 1, send, recv); /* y: x ghosts included, z owned only */
+  CU_ASSERT(send[0].lo[0] == -2 && send[0].hi[0] == 11);
+  CU_ASSERT(send[0].lo[1] == 0 && send[0].hi[1] == 2);
+  CU_ASSERT(send[1].lo[1] == 6 && send[1].hi[1] == 8);
+  CU_ASSERT(recv[0].lo[1] == -2 && recv[0].hi[1] == 0);
+  CU_ASSERT(recv[1].lo[1] == 8 && recv[1].hi[1] == 10);
+  CU_ASSERT(send[0].lo[2] == 0 && send[0].hi[2] == 7);
+  CU_ASSERT_EQUAL(coop_region_points(&send[0]), 13 * 2 * 7);
+}
+
+static void test_2d_g1(void) { exchange_case(2, 1, COOP_FP64); }
+static void test_2d_g2(void) { exchange_case(2, 2, COOP_FP64); }
+static void test_3d_g1(void) { exchange_case(3, 1, COOP_FP64); }
+static void test_3d_g2_fp32(void) { exchange_case(3, 2, COOP_FP32); }
+
+int main(int argc, char **argv) {
+  static const coop_unit_test tests[] = {
+      {"regions", test_regions},
+      {"2D ghost 1", test_2d_g1},
+      {"2D ghost 2 (corners)", test_2d_g2},
+      {"3D ghost 1", test_3d_g1},
+      {"3D ghost 2 fp32", test_3d_g2_fp32},
+  };
+  MPI_Init(&argc, &argv);
+  int rc = coop_unit_run("halo", tests, sizeof tests / sizeof *tests);
+  MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,188 @@
+/* Host stencil and Jacobi: one sweep against the formula, pack/unpack, and
+ * convergence to the known discrete solution of the sine problem. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "problem.h"
+#include "stencil.h"
+#include "unit.h"
+
+static double frand(unsigned *seed) {
+  *seed = *seed * 1103515245u + 12345u;
+  return (double)((*seed >> 8) & 0xffff) / 65536.0 - 0.5;
+}
+
+static void test_sweep_formula(void) {
+  for (int ndim = 2; ndim <= 3; ndim++) {
+    const int64_t n[3] = {7, 5, 4};
+    const double h[3] = {0.1, 0.2, 0.25};
+    coop_stencil s;
+    coop_stencil_init(&s, ndim, COOP_FP64, n, 2, h);
+    const size_t np = coop_stencil_points(&s);
+    double *u = malloc(np * 8), *un = malloc(np * 8), *f = malloc(np * 8);
+    unsigned seed = 7u + (unsigned)ndim;
+    for (size_t i = 0; i < np; i++) {
+      u[i] = frand(&seed);
+      f[i] = frand(&seed);
+      un[i] = NAN; /* poison: every point of the region must be written */
+    }
+    const coop_region r = {{-1, 0, ndim == 3 ? -1 : 0}, {8, 5, ndim == 3 ? 5 : 1}};
+    coop_jacobi_sweep_host(&s, &r, u, un, f);
+    const double w[3] = {1 / (h[0] * h[0]), 1 / (h[1] * h[1]), ndim == 3 ? 1 / (h[2] * h[2]) : 0};
+    int bad = 0, written = 0;
+    for (int64_t k = -s.g[2]; k < n[2] + s.g[2] && k < (ndim == 3 ? 99 : 1); k++)
+      for (int64_t j = -2; j < n[1] + 2; j++)
+        for (int64_t i = -2; i < n[0] + 2; i++) {
+          const int64_t p = coop_stencil_index(&s, i, j, k);
+          const int in = i >= r.lo[0] && i < r.hi[0] && j >= r.lo[1] && j < r.hi[1] &&
+                         k >= r.lo[2] && k < r.hi[2];
+          if (!in) {
+            bad += !isnan(un[p]); /* outside the region nothing is written */
+            continue;
+          }
+          written++;
+          double lap = w[0] * (u[p - 1] + u[p + 1]) + w[1] * (u[coop_stencil_index(&s, i, j - 1, k)] +
+                                                            u[coop_stencil_index(&s, i, j + 1, k)]);
+          if (ndim == 3)
+            lap += w[2] * (u[coop_stencil_index(&s, i, j, k - 1)] + u[coop_stencil_index(&s, i, j, k + 1)]);
+          const double want = (f[p] + lap) / (2 * (w[0] + w[1] + w[2]));
+          bad += fabs(un[p] - want) > 1e-14 * (1 + fabs(want));
+        }
+    CU_ASSERT_EQUAL(written, (int)coop_region_points(&r));
+    CU_ASSERT_EQUAL(bad, 0);
+    free(u);
+    free(un);
+    free(f);
+  }
+}
+
+static void test_pack_unpack(void) {
+  for (int prec = 0; prec < 2; prec++) {
+    const int64_t n[3] = {6, 4, 3};
+    const double h[3] = {1, 1, 1};
+    coop_stencil s;
+    coop_stencil_init(&s, 3, (coop_precision)prec, n, 2, h);
+    const size_t np = coop_stencil_points(&s), es = coop_stencil_elem_size(&s);
+    unsigned char *u = malloc(np * es), *v = calloc(np, es), *buf = malloc(np * es);
+    for (size_t i = 0; i < np; i++) {
+      if (prec) ((float *)u)[i] = (float)i + 0.5f;
+      else ((double *)u)[i] = (double)i + 0.25;
+    }
+    const coop_region r = {{-2, 1, -1}, {3, 4, 4}};
+    coop_pack_host(&s, &r, u, buf);
+    /* first packed value is point (-2, 1, -1), x fastest after it */
+    const int64_t p0 = coop_stencil_index(&s, -2, 1, -1), p1 = coop_stencil_index(&s, -1, 1, -1);
+    CU_ASSERT(memcmp(buf, u + p0 * es, es) == 0);
+    CU_ASSERT(memcmp(buf + es, u + p1 * es, es) == 0);
+    coop_unpack_host(&s, &r, v, buf);
+    int64_t same = 0, zero = 0, inside = coop_region_points(&r);
+    for (int64_t k = -2; k < 5; k++)
+      for (int64_t j = -2; j < 6; j++)
+        for (int64_t i = -2; i < 8; i++) {
+          const int64_t p = coop_stencil_index(&s, i, j, k);
+          const int in = i >= -2 && i < 3 && j >= 1 && j < 4 && k >= -1 && k < 4;
+          if (in) same += memcmp(u + p * es, v + p * es, es) == 0;
+          else zero += (prec ? ((float *)v)[p] == 0 : ((double *)v)[p] == 0);
+        }
+    CU_ASSERT_EQUAL(same, inside);
+    CU_ASSERT_EQUAL(zero, (int64_t)np - inside);
+    free(u);
+    free(v);
+    free(buf);
+  }
+}
+
+/* One rank owning the whole box: the decomposition without MPI. */
+static coop_decomp whole_box(int ndim, const int64_t n[3]) {
+  coop_decomp d;
+  memset(&d, 0, sizeof d);
+  d.ndim = ndim;
+  for (int a = 0; a < 3; a++) {
+    d.global_n[a] = d.n[a] = a < ndim ? n[a] : 1;
+    d.dims[a] = 1;
+  }
+  return d;
+}
+
+/* The sine mode is an eigenvector of the discrete Laplacian too, so the
+ * discrete solution is known exactly: u_h = (lambda / lambda_h) u. */
+static double discrete_scale(const coop_problem *p) {
+  double lam = 0, lam_h = 0;
+  for (int a = 0; a < p->ndim; a++) {
+    const double k = p->mode * M_PI / p->len[a], sn = sin(k * p->h[a] / 2);
+    lam += k * k;
+    lam_h += 4 * sn * sn / (p->h[a] * p->h[a]);
+  }
+  return lam / lam_h;
+}
+
+static void solve_sine(int ndim, coop_precision prec, double tol) {
+  const int64_t n[3] = {12, 9, 7};
+  const double len[3] = {1.0, 1.5, 0.8};
+  coop_problem p;
+  coop_stencil s;
+  coop_backend *be;
+  CU_ASSERT_FATAL(coop_problem_init(&p, "sine", ndim, 1, len, n) == 0);
+  coop_decomp d = whole_box(ndim, n);
+  coop_stencil_init(&s, ndim, prec, n, 1, p.h);
+  const size_t bytes = coop_stencil_points(&s) * coop_stencil_elem_size(&s);
+  void *u = malloc(bytes), *un = malloc(bytes), *f = malloc(bytes), *own = malloc(bytes);
+  coop_problem_fill(&p, &d, &s, u, f);
+  memcpy(un, u, bytes);
+  CU_ASSERT_FATAL(coop_backend_host_create(&be) == 0);
+  const coop_region r = coop_region_owned(&s);
+  double r0, rn;
+  be->residual(be, &s, u, f, &r0);
+  for (int it = 0; it < 4000; it++) {
+    be->sweeps(be, &s, &r, 1, u, un, f);
+    void *t = u;
+    u = un;
+    un = t;
+  }
+  be->residual(be, &s, u, f, &rn);
+  CU_ASSERT(sqrt(rn) < tol * sqrt(r0));
+  coop_pack_host(&s, &r, u, own);
+  /* compare with the discrete solution at every point */
+  const double scale = discrete_scale(&p);
+  double worst = 0;
+  int64_t q = 0;
+  for (int64_t k = 0; k < s.n[2]; k++)
+    for (int64_t j = 0; j < s.n[1]; j++)
+      for (int64_t i = 0; i < s.n[0]; i++, q++) {
+        const double x[3] = {(i + 1) * p.h[0], (j + 1) * p.h[1], (k + 1) * p.h[2]};
+        const double v = prec == COOP_FP32 ? ((float *)own)[q] : ((double *)own)[q];
+        worst = fmax(worst, fabs(v - scale * coop_problem_exact(&p, x)));
+      }
+  CU_ASSERT(worst < tol);
+  coop_backend_destroy(be);
+  free(u);
+  free(un);
+  free(f);
+  free(own);
+}
+
+static void test_jacobi_2d(void) { solve_sine(2, COOP_FP64, 1e-10); }
+static void test_jacobi_3d(void) { solve_sine(3, COOP_FP64, 1e-10); }
+static void test_jacobi_fp32(void) { solve_sine(2, COOP_FP32, 2e-5); }
+
+static void test_converged(void) {
+  CU_ASSERT_EQUAL(coop_converged(NAN, 1, 1e-6, 0), COOP_REASON_DIVERGED);
+  CU_ASSERT_EQUAL(coop_converged(INFINITY, 1, 1e-6, 0), COOP_REASON_DIVERGED);
+  CU_ASSERT_EQUAL(coop_converged(1e-7, 1, 1e-6, 0), COOP_REASON_RTOL);
+  CU_ASSERT_EQUAL(coop_converged(1e-5, 1, 1e-6, 0), COOP_REASON_NONE);
+  CU_ASSERT_EQUAL(coop_converged(1e-5, 1, 1e-6, 1e-4), COOP_REASON_ATOL);
+}
+
+int main(void) {
+  static const coop_unit_test tests[] = {
+      {"sweep matches the formula, region only", test_sweep_formula},
+      {"pack/unpack regions with ghosts", test_pack_unpack},
+      {"jacobi 2D reaches the discrete solution", test_jacobi_2d},
+      {"jacobi 3D reaches the discrete solution", test_jacobi_3d},
+      {"jacobi fp32", test_jacobi_fp32},
+      {"stop test", test_converged},
+  };
+  return coop_unit_run("stencil", tests, sizeof tests / sizeof *tests);
+}
