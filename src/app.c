@@ -232,6 +232,7 @@ int coop_app_run(const coop_comm *c, int argc, char **argv) {
   app_state *a = calloc(1, sizeof *a);
   int st;
   if (!a) return fail(c, 1, coop_comm_agree(c, COOP_ERROR(COOP_ERR_RUNTIME, "out of memory")));
+  a->dec.cart = MPI_COMM_NULL; /* not 0: MPI_COMM_NULL is a handle */
   const double t0 = MPI_Wtime();
   int local = coop_cli_parse(&a->cli, argc, argv, a->scratch, sizeof a->scratch);
   if ((st = coop_comm_agree(c, local))) {

@@ -20,7 +20,7 @@ void coop_report_help(int help) {
     return;
   }
   coop_cli_usage(stdout);
-  printf("\ninput keys (file: [section] then key = value; command line: --set section.key=value):\n");
+  printf("\n");
   coop_config_print_help(stdout);
 }
 

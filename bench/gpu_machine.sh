@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Build, test and benchmark coopsolve on the GPU test machine from a dist
+# tarball and the Debian packages it lacks (CUnit, parallel HDF5), both kept in
+# DEVKIT (see README, "For developers"). Two builds: the machine's serial HDF5
+# and parallel HDF5 from the packages; make check in each, then the benchmark
+# with the parallel build. Logs and tables go to OUT.
+#   bench/gpu_machine.sh DEVKIT OUT [check|bench|all]
+set -uo pipefail
+devkit=$(cd "${1:?usage: gpu_machine.sh DEVKIT OUT [check|bench|all]}" && pwd)
+out=${2:?}
+what=${3:-all}
+mkdir -p "$out"
+dep=/opt/dep
+mkdir -p "$dep"
+for f in "$devkit"/*.deb; do dpkg -x "$f" "$dep"; done
+lib=$dep/usr/lib/x86_64-linux-gnu
+export LD_LIBRARY_PATH=$lib/hdf5/openmpi:$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+src=/tmp/coopsolve-src
+rm -rf "$src" && mkdir -p "$src" && tar xzf "$devkit"/coopsolve-*.tar.gz -C "$src" --strip-components=1
+cunit=(CUNIT_CFLAGS="-I$dep/usr/include" CUNIT_LIBS="-L$lib -lcunit")
+status=0
+
+build() { # name, configure args...
+  local name=$1
+  shift
+  mkdir -p "/tmp/build-$name" && cd "/tmp/build-$name" || return 1
+  "$src/configure" "${cunit[@]}" "$@" >"$out/configure-$name.log" 2>&1 || { tail -30 "$out/configure-$name.log"; return 1; }
+  make -j"$(nproc)" >"$out/make-$name.log" 2>&1 || { tail -40 "$out/make-$name.log"; return 1; }
+  ./coopsolve --version
+}
+
+check() { # name
+  cd "/tmp/build-$1" && make -j8 check >"$out/check-$1.log" 2>&1
+  local rc=$?
+  grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS|# )' "$out/check-$1.log"
+  for t in tests/*.log; do cp "$t" "$out/$1-$(basename "$t")" 2>/dev/null; done
+  return $rc
+}
+
+if [ "$what" != bench ]; then
+  build serial || status=1
+  check serial || status=1
+fi
+build parallel HDF5_CFLAGS="-I$dep/usr/include/hdf5/openmpi" \
+  HDF5_LIBS="-L$lib/hdf5/openmpi -lhdf5" || status=1
+[ "$what" != bench ] && { check parallel || status=1; }
+if [ "$what" != check ]; then
+  "$src/bench/jacobi_bench.sh" /tmp/build-parallel "$out/bench" || status=1
+fi
+exit $status
