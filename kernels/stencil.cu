@@ -53,26 +53,26 @@ __host__ __device__ long long tile_count(const Reg &r, int bx, int by) {
   return ((r.nx + bx - 1) / bx) * ((r.ny + by - 1) / by) * r.nz;
 }
 
-/* Storage index of this thread's point in tile t, or -1 when outside r. */
-__device__ long long tile_point(const Dev &p, const Reg &r, long long t) {
-  const long long xt = (r.nx + blockDim.x - 1) / blockDim.x;
-  const long long yt = (r.ny + blockDim.y - 1) / blockDim.y;
-  const long long rest = t / xt;
-  const long long i = (t - rest * xt) * blockDim.x + threadIdx.x;
-  const long long j = (rest % yt) * blockDim.y + threadIdx.y;
-  const long long k = rest / yt;
+/* Storage index of this thread's point in tile t, or -1 when outside r. The
+ * index type I is 32-bit whenever the tile count allows: 64-bit division per
+ * point would cost more than the memory traffic it indexes. */
+template <typename I>
+__device__ long long tile_point(const Dev &p, const Reg &r, I t) {
+  const I xt = (I)((r.nx + blockDim.x - 1) / blockDim.x);
+  const I yt = (I)((r.ny + blockDim.y - 1) / blockDim.y);
+  const I rest = t / xt, k = rest / yt;
+  const long long i = (long long)(t - rest * xt) * blockDim.x + threadIdx.x;
+  const long long j = (long long)(rest - k * yt) * blockDim.y + threadIdx.y;
   if (i >= r.nx || j >= r.ny) return -1;
-  return p.base + (r.lo0 + i) + p.sy * (r.lo1 + j) + p.sz * (r.lo2 + k);
+  return p.base + (r.lo0 + i) + p.sy * (r.lo1 + j) + p.sz * (r.lo2 + (long long)k);
 }
 
-template <typename T, int DIM>
-__device__ void sweep_tiles(const Dev &p, const Reg &r, const T *__restrict__ u,
-                            T *__restrict__ un, const T *__restrict__ f, long long t0,
-                            long long ts) {
+template <typename T, int DIM, typename I>
+__device__ void sweep_range(const Dev &p, const Reg &r, const T *__restrict__ u, T *__restrict__ un,
+                            const T *__restrict__ f, I t0, I ts, I tiles) {
   const T w0 = (T)p.w0, w1 = (T)p.w1, w2 = (T)p.w2, d = (T)p.d;
-  const long long tiles = tile_count(r, blockDim.x, blockDim.y);
-  for (long long t = t0; t < tiles; t += ts) {
-    const long long q = tile_point(p, r, t);
+  for (I t = t0; t < tiles; t += ts) {
+    const long long q = tile_point<I>(p, r, t);
     if (q < 0) continue;
     T acc = f[q] + w0 * (u[q - 1] + u[q + 1]) + w1 * (u[q - p.sy] + u[q + p.sy]);
     if (DIM == 3) acc += w2 * (u[q - p.sz] + u[q + p.sz]);
@@ -81,13 +81,23 @@ __device__ void sweep_tiles(const Dev &p, const Reg &r, const T *__restrict__ u,
 }
 
 template <typename T, int DIM>
-__device__ double residual_tiles(const Dev &p, const Reg &r, const T *__restrict__ u,
-                                 const T *__restrict__ f, long long t0, long long ts) {
-  const T w0 = (T)p.w0, w1 = (T)p.w1, w2 = (T)p.w2, diag = (T)p.diag;
+__device__ void sweep_tiles(const Dev &p, const Reg &r, const T *__restrict__ u,
+                            T *__restrict__ un, const T *__restrict__ f, long long t0,
+                            long long ts) {
   const long long tiles = tile_count(r, blockDim.x, blockDim.y);
+  if (tiles + ts <= 0xffffffffLL)
+    sweep_range<T, DIM, unsigned>(p, r, u, un, f, (unsigned)t0, (unsigned)ts, (unsigned)tiles);
+  else
+    sweep_range<T, DIM, unsigned long long>(p, r, u, un, f, t0, ts, tiles);
+}
+
+template <typename T, int DIM, typename I>
+__device__ double residual_range(const Dev &p, const Reg &r, const T *__restrict__ u,
+                                 const T *__restrict__ f, I t0, I ts, I tiles) {
+  const T w0 = (T)p.w0, w1 = (T)p.w1, w2 = (T)p.w2, diag = (T)p.diag;
   double sum = 0.0;
-  for (long long t = t0; t < tiles; t += ts) {
-    const long long q = tile_point(p, r, t);
+  for (I t = t0; t < tiles; t += ts) {
+    const long long q = tile_point<I>(p, r, t);
     if (q < 0) continue;
     T au = diag * u[q] - w0 * (u[q - 1] + u[q + 1]) - w1 * (u[q - p.sy] + u[q + p.sy]);
     if (DIM == 3) au -= w2 * (u[q - p.sz] + u[q + p.sz]);
@@ -95,6 +105,15 @@ __device__ double residual_tiles(const Dev &p, const Reg &r, const T *__restrict
     sum += res * res;
   }
   return sum;
+}
+
+template <typename T, int DIM>
+__device__ double residual_tiles(const Dev &p, const Reg &r, const T *__restrict__ u,
+                                 const T *__restrict__ f, long long t0, long long ts) {
+  const long long tiles = tile_count(r, blockDim.x, blockDim.y);
+  if (tiles + ts <= 0xffffffffLL)
+    return residual_range<T, DIM, unsigned>(p, r, u, f, (unsigned)t0, (unsigned)ts, (unsigned)tiles);
+  return residual_range<T, DIM, unsigned long long>(p, r, u, f, t0, ts, tiles);
 }
 
 /* Sum v over the block and add it to *acc; every thread of the block calls it. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "xdmf.h"
@@ -453,9 +454,12 @@ typedef struct {
 static int small_dataset(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *data,
                          hsize_t n, const io_xfer *x, const char *units) {
   int st = 0;
-  hid_t space = -1, mspace = -1, dset = -1;
+  hid_t space = -1, mspace = -1, dcpl = -1, dset = -1;
   H5_ID(space, H5Screate_simple(1, &n, NULL));
-  H5_ID(dset, H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
+  H5_TRY(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY)); /* parallel HDF5's choice; the same file either way */
+  H5_TRY(H5Pset_obj_track_times(dcpl, 0));
+  H5_ID(dset, H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
   if (n > 0) {
     if (!x->writer) H5_TRY(H5Sselect_none(space));
     H5_ID(mspace, H5Scopy(space));
@@ -464,8 +468,21 @@ static int small_dataset(hid_t loc, const char *name, hid_t ftype, hid_t mtype, 
   if (units) TRY(attr_str(dset, "units", units));
 done:
   H5_CLOSE(dset, H5Dclose);
+  H5_CLOSE(dcpl, H5Pclose);
   H5_CLOSE(mspace, H5Sclose);
   H5_CLOSE(space, H5Sclose);
+  return st;
+}
+
+/* Objects carry no timestamps, so a rerun writes the same bytes (but for /created). */
+static int group_create(hid_t loc, const char *name, hid_t *g) {
+  int st = 0;
+  hid_t gcpl = -1;
+  H5_ID(gcpl, H5Pcreate(H5P_GROUP_CREATE));
+  H5_TRY(H5Pset_obj_track_times(gcpl, 0));
+  H5_ID(*g, H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT));
+done:
+  H5_CLOSE(gcpl, H5Pclose);
   return st;
 }
 
@@ -483,7 +500,7 @@ static int write_root(hid_t fid, const io_meta *m) {
 static int write_input(hid_t fid, const io_meta *m) {
   int st = 0;
   hid_t g = -1;
-  H5_ID(g, H5Gcreate2(fid, "input", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  TRY(group_create(fid, "input", &g));
   TRY(attr_str(g, "name", m->str[S_INPUT_NAME]));
   TRY(attr_str(g, "text", m->str[S_INPUT_TEXT]));
   TRY(attr_str(g, "resolved", m->str[S_RESOLVED]));
@@ -498,7 +515,7 @@ static int write_grid(hid_t fid, const coop_io_result *r, const io_meta *m) {
   const hsize_t n = (hsize_t)r->ndim;
   int32_t procs[3];
   for (int d = 0; d < r->ndim; d++) procs[d] = r->proc_dims[d];
-  H5_ID(g, H5Gcreate2(fid, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  TRY(group_create(fid, "grid", &g));
   TRY(attr_str(g, "axes", r->ndim == 3 ? "zyx" : "yx"));
   TRY(attr_num(g, "shape", H5T_STD_I64LE, H5T_NATIVE_INT64, r->global_shape, n));
   TRY(attr_num(g, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_SPACING], n));
@@ -514,7 +531,7 @@ static int write_solver(hid_t fid, const io_meta *m) {
   static const int which[] = {S_SOLVER, S_BACKEND, S_MODE, S_PRECISION, S_REASON};
   int st = 0;
   hid_t g = -1;
-  H5_ID(g, H5Gcreate2(fid, "solver", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  TRY(group_create(fid, "solver", &g));
   for (int i = 0; i < 5; i++) TRY(attr_str(g, names[i], m->str[which[i]]));
   TRY(attr_num(g, "iterations", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_ITER], 0));
   TRY(attr_f64(g, "residual", m->dval[D_RES]));
@@ -533,10 +550,10 @@ static int write_series(hid_t fid, const io_meta *m, const io_xfer *x) {
   int st = 0;
   hid_t h = -1, t = -1;
   const hsize_t nh = (hsize_t)m->ival[I_HIST];
-  H5_ID(h, H5Gcreate2(fid, "history", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  TRY(group_create(fid, "history", &h));
   TRY(small_dataset(h, "iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, m->hist_iter, nh, x, NULL));
   TRY(small_dataset(h, "residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->hist_res, nh, x, NULL));
-  H5_ID(t, H5Gcreate2(fid, "timing", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  TRY(group_create(fid, "timing", &t));
   for (int p = 0; p < m->nphases; p++)
     TRY(small_dataset(t, m->phase[p], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->timing[p * m->size],
                       (hsize_t)m->size, x, "s"));
@@ -585,6 +602,7 @@ static int create_field(hid_t g, hid_t space, const coop_io_result *r, const coo
    * Every point is written, so a fill pass would only cost time. */
   H5_TRY(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY));
   H5_TRY(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER));
+  H5_TRY(H5Pset_obj_track_times(dcpl, 0));
   H5_ID(dset, H5Dcreate2(g, f->name, f->is_float ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, space,
                          H5P_DEFAULT, dcpl, H5P_DEFAULT));
 done:
@@ -598,7 +616,7 @@ static int create_fields(hid_t fid, const coop_io_result *r) {
   hid_t g = -1, space = -1;
   hsize_t dims[3];
   for (int d = 0; d < r->ndim; d++) dims[d] = (hsize_t)r->global_shape[d];
-  H5_ID(g, H5Gcreate2(fid, "fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  TRY(group_create(fid, "fields", &g));
   H5_ID(space, H5Screate_simple(r->ndim, dims, NULL));
   for (int i = 0; i < r->nfields; i++) TRY(create_field(g, space, r, &r->fields[i]));
 done:
@@ -677,6 +695,25 @@ done:
   return st;
 }
 
+/* Create (or open for writing) the temporary file; the message names it. */
+static int open_file(const char *tmp, int create, hid_t fapl, hid_t *fid) {
+  int st = 0;
+  hid_t fcpl = -1;
+  char call[600];
+  if (create) {
+    H5_ID(fcpl, H5Pcreate(H5P_FILE_CREATE));
+    H5_TRY(H5Pset_obj_track_times(fcpl, 0)); /* for the root group */
+  }
+  *fid = create ? H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl) : H5Fopen(tmp, H5F_ACC_RDWR, fapl);
+  if (*fid < 0) {
+    snprintf(call, sizeof call, "%s(\"%s\")", create ? "H5Fcreate" : "H5Fopen", tmp);
+    st = h5_fail(__FILE__, __LINE__, call);
+  }
+done:
+  H5_CLOSE(fcpl, H5Pclose);
+  return st;
+}
+
 #ifdef H5_HAVE_PARALLEL
 /* All ranks create the file; metadata and dataset creation are collective calls
  * with identical arguments; blocks go in one collective write per field. */
@@ -687,8 +724,7 @@ static int write_file(const char *tmp, const char *path, const coop_io_result *r
   if (!st && (dxpl = H5Pcreate(H5P_DATASET_XFER)) < 0) st = h5_fail(__FILE__, __LINE__, "H5Pcreate");
   if (!st && H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0)
     st = h5_fail(__FILE__, __LINE__, "H5Pset_dxpl_mpio");
-  if (!st && (fid = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
-    st = h5_fail(__FILE__, __LINE__, "H5Fcreate");
+  if (!st) st = open_file(tmp, 1, fapl, &fid);
   st = agree(r->comm, st, path);
   const io_xfer x = {dxpl, m->rank == 0};
   if (!st) st = agree(r->comm, write_meta(fid, r, m, &x), path);
@@ -707,7 +743,7 @@ static int serial_create(const char *tmp, const coop_io_result *r, const io_meta
   hid_t fapl = -1, fid = -1;
   const io_xfer x = {H5P_DEFAULT, 1};
   TRY(make_fapl(r->comm, &fapl));
-  H5_ID(fid, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
+  TRY(open_file(tmp, 1, fapl, &fid));
   TRY(write_meta(fid, r, m, &x));
   TRY(create_fields(fid, r));
 done:
@@ -720,7 +756,7 @@ static int serial_blocks(const char *tmp, const coop_io_result *r) {
   int st = 0;
   hid_t fapl = -1, fid = -1;
   TRY(make_fapl(r->comm, &fapl));
-  H5_ID(fid, H5Fopen(tmp, H5F_ACC_RDWR, fapl));
+  TRY(open_file(tmp, 0, fapl, &fid));
   TRY(write_blocks(fid, r, H5P_DEFAULT));
 done:
   H5_CLOSE(fid, H5Fclose);
@@ -753,15 +789,16 @@ static int publish(const io_names *nm, const char *path, MPI_Comm comm, int rank
     } else if (nm->xmf && rename(nm->xmf_tmp, nm->xmf) != 0) {
       st = COOP_ERROR(COOP_ERR_RUNTIME, "cannot rename %s to %s: %s", nm->xmf_tmp, nm->xmf,
                       strerror(errno));
-      remove(path); /* half a pair is no output */
+      unlink(path); /* half a pair is no output */
     }
   }
   return agree(comm, st, path);
 }
 
+/* unlink, not remove: never delete a directory that happens to have the name. */
 static void discard(const io_names *nm) {
-  if (nm->tmp) remove(nm->tmp);
-  if (nm->xmf_tmp) remove(nm->xmf_tmp);
+  if (nm->tmp) unlink(nm->tmp);
+  if (nm->xmf_tmp) unlink(nm->xmf_tmp);
 }
 
 int coop_io_write(const char *path, const coop_io_result *r, int xdmf) {

@@ -9,8 +9,8 @@
  * Arrays in /grid use dataset order (slowest axis first), named by axes.
  * Written by all ranks together (parallel HDF5, collective hyperslab writes) or
  * by the ranks in turn on serial HDF5; the same content either way. The file is
- * written as PATH.tmp and renamed when complete, and PATH.xmf (XDMF 3) is
- * written beside it the same way. */
+ * written as PATH.tmp and renamed when complete, and an XDMF 3 file (see
+ * coop_io_write) is written beside it the same way. */
 #ifndef COOP_IO_H
 #define COOP_IO_H
 

@@ -1,2 +1,139 @@
 #!/bin/sh
-exit 77
+# Every class of bad input (input file, --set, command line, grid, output path)
+# must stop the run with exit status 2 and one message from rank 0 that says
+# where ("coopsolve: FILE:LINE: ..." or the option), and must write nothing.
+. "$COOP_SRCDIR/tests/common.sh"
+coop_tmpdir
+# Every case fails on purpose; Open MPI then waits odls_base_sigkill_timeout (1 s)
+# per job before killing ranks that have already exited.
+export OMPI_MCA_odls_base_sigkill_timeout=0
+
+# A valid input, '|' between lines; [grid] is open at the end, so a line
+# appended to it is line 9.
+GOOD='[output]|file = out.h5|[problem]|[solver]|max_iter = 10|[grid]|nx = 16|ny = 16'
+nc=0
+
+# bad RANKS MESSAGE INPUT [ARG...]: write INPUT ('|' between lines; '-': none;
+# 'DIR': a directory) as in.ini in a fresh directory and run coopsolve there
+# with ARGs (default: in.ini). Expect status 2, nothing on stdout, exactly one
+# "coopsolve:" line on stderr, starting "coopsolve: MESSAGE", and no file
+# beside in.ini.
+bad() {
+  n=$1 msg=$2 text=$3
+  shift 3
+  nc=$((nc + 1))
+  d=$TMP/case$nc
+  mkdir "$d" || fail "cannot make $d"
+  case $text in
+    -) ;;
+    DIR) mkdir "$d/in.ini" ;;
+    *) printf '%s\n' "$text" | tr '|' '\n' >"$d/in.ini" ;;
+  esac
+  [ $# -gt 0 ] || set -- in.ini
+  what="case $nc, $n ranks, args '$*'"
+  (cd "$d" && coop_mpirun "$n" "$COOPSOLVE" --backend host "$@" >"$TMP/out" 2>"$TMP/err")
+  rc=$?
+  [ $rc -eq 2 ] || { cat "$TMP/out" "$TMP/err"; fail "$what: exit status $rc, not 2"; }
+  [ ! -s "$TMP/out" ] || { cat "$TMP/out"; fail "$what: wrote to stdout"; }
+  lines=$(grep -c '^coopsolve:' "$TMP/err")
+  [ "$lines" = 1 ] || { cat "$TMP/err"; fail "$what: $lines coopsolve lines on stderr, not 1"; }
+  want="coopsolve: $msg" awk 'index($0, ENVIRON["want"]) == 1 { n++ } END { exit n != 1 }' \
+    "$TMP/err" || { cat "$TMP/err"; fail "$what: no message starting 'coopsolve: $msg'"; }
+  for f in out.h5 out.h5.tmp out.xmf out.xmf.tmp coopsolve.h5 coopsolve.h5.tmp coopsolve.xmf; do
+    [ ! -e "$d/$f" ] || fail "$what: left $f behind"
+  done
+  left=$(cd "$d" && ls -A | tr '\n' ' ')
+  [ "$left" = "$([ "$text" = - ] || echo 'in.ini ')" ] || fail "$what: its directory holds '$left'"
+}
+
+# -- the input file cannot be read
+bad 2 "missing.ini: cannot read the input file" - missing.ini
+bad 1 "missing.ini: cannot read the input file" - missing.ini
+bad 3 "missing.ini: cannot read the input file" - missing.ini
+bad 2 "in.ini: cannot read the input file" DIR
+
+# -- unknown keys and sections
+bad 2 "in.ini:9: unknown key 'nxx' in [grid]; did you mean 'nx'?" "$GOOD|nxx = 4"
+bad 1 "in.ini:9: unknown key 'nxx' in [grid]; did you mean 'nx'?" "$GOOD|nxx = 4"
+bad 3 "in.ini:9: unknown key 'nxx' in [grid]; did you mean 'nx'?" "$GOOD|nxx = 4"
+bad 2 "in.ini:9: unknown key 'rtol' in [grid]; it belongs in [solver]" "$GOOD|rtol = 1e-3"
+bad 2 "in.ini:9: unknown key 'colour' in [grid]; " "$GOOD|colour = red"
+bad 2 "in.ini:9: unknown section [gird]; did you mean [grid]?" "$GOOD|[gird]"
+bad 2 "in.ini:9: unknown section [physics]; known sections: [grid], [problem]" "$GOOD|[physics]"
+
+# -- values of the wrong type or out of range
+bad 2 "in.ini:9: grid.ghost = two: expected an integer in [1, 16]" "$GOOD|ghost = two"
+bad 2 "in.ini:9: grid.ghost = 1.5: expected an integer in [1, 16]" "$GOOD|ghost = 1.5"
+bad 2 "in.ini:9: grid.ghost = 17: expected an integer in [1, 16]" "$GOOD|ghost = 17"
+bad 2 "in.ini:9: grid.ghost = 99999999999999999999: expected an integer" \
+  "$GOOD|ghost = 99999999999999999999"
+bad 2 "in.ini:9: grid.dim = 4: expected an integer in [2, 3]" "$GOOD|dim = 4"
+bad 2 "in.ini:9: grid.lx = 1,5: expected a real in (0, inf)" "$GOOD|lx = 1,5"
+bad 2 "in.ini:9: grid.lx = 0: expected a real in (0, inf)" "$GOOD|lx = 0"
+bad 2 "in.ini:9: grid.ly = nan: expected a real" "$GOOD|ly = nan"
+bad 2 "in.ini:10: run.backend = gpu: expected one of: auto, host, cuda" "$GOOD|[run]|backend = gpu"
+bad 2 "in.ini:6: output.xdmf = maybe: expected true or false" \
+  '[grid]|[problem]|[solver]|# only a comment|[output]|xdmf = maybe'
+bad 2 "in.ini:9: empty value for key 'ghost'" "$GOOD|ghost ="
+bad 2 "in.ini:10: unterminated quoted value for key 'sync'" "$GOOD|[run]|sync = \"grid"
+
+# -- duplicates and missing sections
+bad 2 "in.ini:9: duplicate key 'nx' (first set at line 7)" "$GOOD|nx = 8"
+bad 2 "in.ini:9: section [solver] appears twice (first at line 4)" "$GOOD|[solver]"
+bad 2 "in.ini: missing section [solver]" '[grid]|nx = 16|[problem]'
+bad 2 "in.ini: missing section [grid]" ''
+
+# -- malformed lines
+bad 2 "in.ini:9: expected 'key = value' or '[section]', got 'nx 16'" "$GOOD|nx 16"
+bad 2 "in.ini:9: section header '[run' is not closed" "$GOOD|[run"
+bad 2 "in.ini:9: unexpected text 'x' after ']'" "$GOOD|[run] x"
+bad 2 "in.ini:9: empty section name '[]'" "$GOOD|[]"
+bad 2 "in.ini:9: missing key before '='" "$GOOD|= 3"
+bad 2 "in.ini:1: key 'nx' before any [section]" "nx = 16|$GOOD"
+
+# -- grid.nz and grid.lz mean nothing in 2D
+bad 2 "in.ini:9: grid.nz is only used when grid.dim = 3 (grid.dim = 2, from default)" "$GOOD|nz = 8"
+bad 2 "in.ini:10: grid.lz is only used when grid.dim = 3 (grid.dim = 2, from in.ini:9)" \
+  "$GOOD|dim = 2|lz = 2"
+bad 2 "--set grid.nz=8: grid.nz is only used when grid.dim = 3" "$GOOD" in.ini --set grid.nz=8
+bad 2 "in.ini:10: grid.nz is only used when grid.dim = 3 (grid.dim = 2, from --set)" \
+  "$GOOD|dim = 3|nz = 8" in.ini --set grid.dim=2
+
+# -- bad --set
+bad 2 "--set grid.nx: expected section.key=value" "$GOOD" --set grid.nx in.ini
+bad 2 "--set nx=3: expected section.key=value" "$GOOD" --set nx=3 in.ini
+bad 2 "--set grid.nxx=3: unknown key 'nxx' in [grid]; did you mean 'nx'?" "$GOOD" --set grid.nxx=3 in.ini
+bad 3 "--set grid.nxx=3: unknown key 'nxx' in [grid]; did you mean 'nx'?" "$GOOD" --set grid.nxx=3 in.ini
+bad 2 "--set gird.nx=3: unknown section [gird]; did you mean [grid]?" "$GOOD" --set gird.nx=3 in.ini
+bad 2 "--set grid.nx=abc: expected an integer in [1, 1099511627776]" "$GOOD" --set grid.nx=abc in.ini
+bad 2 "--set solver.rtol=1: expected a real in [0, 1)" "$GOOD" in.ini --set solver.rtol=1
+bad 2 "--set solver.precision=fp16: expected one of: fp64, fp32" "$GOOD" in.ini --set solver.precision=fp16
+bad 2 "--set output.xdmf=maybe: expected true or false" "$GOOD" in.ini --set output.xdmf=maybe
+bad 2 "--set grid.nx=: empty value" "$GOOD" in.ini --set grid.nx=
+bad 2 "option --set needs a value" "$GOOD" in.ini --set
+
+# -- bad command lines
+bad 2 "unknown option '--bogus' (see coopsolve --help)" "$GOOD" --bogus in.ini
+bad 1 "unknown option '-x' (see coopsolve --help)" "$GOOD" in.ini -x
+bad 2 "option --backend gpu: expected host or cuda" "$GOOD" --backend gpu in.ini
+bad 2 "option --backend needs a value" "$GOOD" in.ini --backend
+bad 2 "option --device abc: expected a GPU index 0..4096" "$GOOD" --device abc in.ini
+bad 2 "option --device -1: expected a GPU index 0..4096" "$GOOD" --device=-1 in.ini
+bad 2 "option --device needs a value" "$GOOD" --device= in.ini
+bad 2 "more than one input file given ('in.ini' and 'other.ini')" "$GOOD" in.ini other.ini
+bad 2 "no input file given" - --dry-run
+bad 1 "no input file given" - --set grid.nx=4
+
+# -- the grid cannot be split over the ranks
+bad 3 "grid too small for 3 ranks: " "$GOOD" in.ini --set grid.nx=2 --set grid.ny=2
+bad 2 "grid too small for 2 ranks: " "$GOOD" in.ini --set grid.nx=1 --set grid.ny=1
+bad 2 "grid too small for 2 ranks: " "$GOOD|ghost = 2" in.ini --set grid.nx=3 --set grid.ny=3
+bad 3 "grid too small for 3 ranks: " "$GOOD" in.ini --set grid.nx=2 --set grid.ny=2 --dry-run
+
+# -- the output file's directory does not exist
+bad 2 "output.file = nodir/out.h5 (from --set): directory 'nodir' is not writable" \
+  "$GOOD" in.ini --output nodir/out.h5
+bad 2 "output.file = nodir/x.h5 (from in.ini:5): directory 'nodir' is not writable" \
+  '[grid]|[problem]|[solver]|[output]|file = nodir/x.h5'
+bad 3 "output.file = nodir/x.h5 (from --set): directory 'nodir' is not writable" \
+  "$GOOD" in.ini --set output.file=nodir/x.h5 --dry-run

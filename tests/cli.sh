@@ -1,2 +1,131 @@
 #!/bin/sh
-exit 77
+# The command line as a user meets it: --help (usage and every key of the
+# table), --version, --dry-run (resolved configuration with origins, which is
+# itself a valid input; decomposition; memory), --set later-wins, --output,
+# and good tiny runs at 1 and 2 ranks that leave .h5 and .xmf but no .tmp.
+. "$COOP_SRCDIR/tests/common.sh"
+coop_tmpdir
+TINY="$COOP_SRCDIR/tests/data/good_tiny.ini"
+
+# run RANKS DIR ARG...: run coopsolve in $TMP/DIR (made if need be, with
+# good_tiny.ini copied in as in.ini); stdout in $TMP/DIR.out, stderr in
+# $TMP/DIR.err; fail unless status 0 with no message on stderr.
+run() {
+  n=$1 dir=$TMP/$2
+  shift 2
+  mkdir -p "$dir" && cp "$TINY" "$dir/in.ini" || fail "cannot make $dir"
+  (cd "$dir" && coop_mpirun "$n" "$COOPSOLVE" "$@" >"$dir.out" 2>"$dir.err")
+  rc=$?
+  [ $rc -eq 0 ] || { cat "$dir.out" "$dir.err"; fail "$n ranks, '$*': exit status $rc"; }
+  ! grep '^coopsolve:' "$dir.err" || fail "$n ranks, '$*': message on stderr"
+}
+
+# once FILE REGEX...: each extended REGEX matches exactly one line of FILE.
+once() {
+  f=$1
+  shift
+  for re in "$@"; do
+    c=$(grep -cE -e "$re" "$f")
+    [ "$c" = 1 ] || { cat "$f"; fail "$f: $c lines match '$re', not 1"; }
+  done
+}
+
+# only DIR NAME...: DIR holds exactly the NAMEs (in ls order).
+only() {
+  d=$1
+  shift
+  [ "$(cd "$d" && ls -A | tr '\n' ' ')" = "$* " ] || { ls -lA "$d"; fail "$d does not hold just '$*'"; }
+}
+
+# The resolved configuration of a dry run's output: from its own header line up
+# to the decomposition.
+resolved() {
+  sed -n '/^# coopsolve resolved configuration/,/^# decomposition:/p' "$1" | sed '$d'
+}
+
+# ---- --help: usage and the key reference, on stdout, once at 2 ranks
+run 2 help --help
+once "$TMP/help.out" '^usage: coopsolve \[options\] INPUT$' '^  --set SECTION\.KEY=VALUE' \
+  '^  --dry-run ' '^  --output FILE ' '^exit status: 0 success, 1 run-time failure, 2 bad'
+! grep -q 'usage' "$TMP/help.err" || fail "--help wrote its usage to stderr"
+awk '/^  [a-z_]+\.[a-z_]+ / { print $1 }' "$TMP/help.out" >"$TMP/help.keys"
+for k in grid.dim grid.nx grid.nz grid.ghost problem.type solver.rtol solver.max_iter \
+  solver.precision run.backend run.sync run.device output.file output.xdmf; do
+  grep -qx "$k" "$TMP/help.keys" || fail "--help does not list $k"
+done
+[ -z "$(sort "$TMP/help.keys" | uniq -d)" ] || fail "--help lists keys twice"
+# each key once, with its type and default (the table's own words)
+once "$TMP/help.out" '^  grid\.nx +int \[1, 1099511627776\] +default 64$' \
+  '^  solver\.rtol +real \[0, 1\) +default 1e-6$' '^  run\.sync +auto\|grid\|launch +default auto$' \
+  '^  output\.xdmf +bool +default true$'
+
+# ---- --version
+run 2 version --version
+v=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$COOP_BUILDDIR/coop_build.h")
+[ -n "$v" ] || fail "no PACKAGE_VERSION in $COOP_BUILDDIR/coop_build.h"
+[ "$(head -n 1 "$TMP/version.out")" = "coopsolve $v" ] ||
+  { cat "$TMP/version.out"; fail "--version does not start with 'coopsolve $v'"; }
+once "$TMP/version.out" "^coopsolve " '^CUDA: ' '^HDF5: '
+
+# ---- --dry-run at 2 ranks: origins, later --set wins, decomposition, memory
+run 2 dry --backend host --dry-run in.ini --set solver.max_iter=7 --set output.xdmf=false \
+  --set solver.max_iter=9
+only "$TMP/dry" in.ini
+d=$TMP/dry.out
+once "$d" '^# coopsolve resolved configuration' \
+  '^nx = 16 +# in\.ini:4$' '^ny = 12 +# in\.ini:5$' '^lx = 0\.10000000000000001 +# in\.ini:6$' \
+  '^# nz = 64 +# default; only used when grid\.dim = 3$' '^ghost = 1 +# default$' \
+  '^type = sine +# in\.ini:9$' '^mode = 1 +# default$' \
+  '^rtol = 9\.9999999999999995e-08 +# in\.ini:12$' '^max_iter = 9 +# --set$' \
+  '^backend = host +# --set$' '^file = "tiny\.h5" +# in\.ini:17$' '^xdmf = false +# --set$' \
+  '^# decomposition: 2 ranks: 2 along x' \
+  '^#   rank 0: 8 x 12 points from \(0, 0\)$' '^#   rank 1: 8 x 12 points from \(8, 0\)$' \
+  '^# memory on rank 0: 3 fields x 140 stored points \(ghost width 1\) x 8 bytes = 0\.003 MiB$'
+! grep -q 'max_iter = 7' "$d" || fail "--dry-run shows the first of two --set"
+# every key of the --help table is in the resolved configuration, and no other
+resolved "$d" | awk '/^\[/ { s = substr($1, 2, length($1) - 2) }
+  /^(# )?[a-z_]+ = / { sub(/^# /, ""); print s "." $1 }' | sort >"$TMP/dry.keys"
+sort "$TMP/help.keys" >"$TMP/help.sorted"
+cmp -s "$TMP/help.sorted" "$TMP/dry.keys" ||
+  { diff "$TMP/help.sorted" "$TMP/dry.keys"; fail "--help and --dry-run list different keys"; }
+
+# --output and --set output.file: the later wins
+run 1 out1 --backend host --dry-run in.ini --set output.file=a.h5 --output b.h5
+once "$TMP/out1.out" '^file = "b\.h5" +# --set$'
+run 1 out2 --backend host --dry-run in.ini --output b.h5 --set output.file=a.h5
+once "$TMP/out2.out" '^file = "a\.h5" +# --set$'
+
+# ---- the resolved configuration is an input that resolves to the same values,
+# each now from its own line of that file (2D and 3D)
+for dim in 2 3; do
+  run 2 rt$dim --backend host --dry-run in.ini --set grid.dim=$dim \
+    $([ $dim = 3 ] && echo --set grid.nz=6) --set solver.atol=1e-12
+  resolved "$TMP/rt$dim.out" >"$TMP/rt$dim.ini"
+  grep -q '^\[grid\]$' "$TMP/rt$dim.ini" || fail "no resolved configuration in the ${dim}D dry run"
+  run 2 rt${dim}b --dry-run ../rt$dim.ini
+  resolved "$TMP/rt${dim}b.out" >"$TMP/rt${dim}b.ini"
+  for f in rt$dim rt${dim}b; do grep -v '^#' "$TMP/$f.ini" | sed 's/ *#.*$//' >"$TMP/$f.val"; done
+  cmp -s "$TMP/rt$dim.val" "$TMP/rt${dim}b.val" ||
+    { diff "$TMP/rt$dim.val" "$TMP/rt${dim}b.val"; fail "${dim}D: the resolved input resolves differently"; }
+  awk -v f="../rt$dim.ini" '!/^#/ && / = / && $NF != f ":" NR { print; bad = 1 } END { exit bad }' \
+    "$TMP/rt${dim}b.ini" || fail "${dim}D: a value of the resolved input is not from its own line"
+done
+once "$TMP/rt3.val" '^nz = 6$' '^lz = 1$'
+once "$TMP/rt2b.out" '^# decomposition: 2 ranks: 2 along x'
+
+# ---- good tiny runs: summary once, .h5 and .xmf, no .tmp; --output wins over
+# the file's output.file
+run 1 run1 --backend host in.ini
+only "$TMP/run1" in.ini tiny.h5 tiny.xmf
+mkdir -p "$TMP/run2/sub" || fail "cannot make $TMP/run2/sub"
+run 2 run2 --backend host in.ini --output sub/two.h5
+only "$TMP/run2" in.ini sub
+only "$TMP/run2/sub" two.h5 two.xmf
+for n in 1 2; do
+  o=$TMP/run$n.out
+  if [ $n = 1 ]; then h5=run1/tiny.h5; else h5=run2/sub/two.h5; fi
+  once "$o" "^coopsolve: jacobi, 2D 16 x 12, fp64, $n ranks?, backend host" '^  reason      max_iter$' \
+    '^  iterations  10$' "^  output      ${h5#*/}\$"
+  ! grep -q '^  iter ' "$o" || fail "$n ranks: monitor lines with output.monitor_every = 0"
+  [ "$(head -c 4 "$TMP/$h5" | tail -c 3)" = HDF ] || fail "$n ranks: $h5 is not an HDF5 file"
+done

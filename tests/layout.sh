@@ -13,7 +13,7 @@ for dim in 2 3; do
     --output "$out" >"$TMP/run.out" 2>&1 || { cat "$TMP/run.out"; fail "run ${dim}D"; }
   $PY "$H5CHECK" layout "$out" || fail "layout ${dim}D"
   h5dump -H "$out" >"$TMP/h.txt" || fail "h5dump -H ${dim}D"
-  for g in '"/input"' '"/grid"' '"/fields"' '"/solver"' '"/history"' '"/timing"'; do
+  for g in '"input"' '"grid"' '"fields"' '"solver"' '"history"' '"timing"'; do
     grep -q "GROUP $g" "$TMP/h.txt" || fail "h5dump: no group $g"
   done
   h5dump -d /fields/u "$out" >/dev/null || fail "h5dump -d /fields/u"

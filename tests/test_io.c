@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -21,6 +22,15 @@ static struct {
 } ctx;
 
 enum { NHIST = 4, PATH_LEN = 400 };
+
+/* Like CU_ASSERT_FATAL, but returns from the helper instead of leaving the test:
+ * a rank that skipped the test's closing barrier would hang the next test. */
+#define REQUIRE(cond)                                                           \
+  do {                                                                          \
+    const int req_ok_ = (cond);                                                 \
+    CU_assertImplementation(req_ok_ ? CU_TRUE : CU_FALSE, __LINE__, #cond, __FILE__, "", CU_FALSE); \
+    if (!req_ok_) return;                                                       \
+  } while (0)
 
 typedef struct {
   coop_io_result r;
@@ -223,7 +233,7 @@ static void check_field(const fixture *fx, const char *path, const char *name, d
   double *data = NULL;
   int ndim = 0;
   int64_t shape[3] = {0, 0, 0}, total = 1, bad = 0, g[3];
-  CU_ASSERT_EQUAL_FATAL(coop_io_read_field(path, name, &data, &ndim, shape), 0);
+  REQUIRE(coop_io_read_field(path, name, &data, &ndim, shape) == 0);
   CU_ASSERT_EQUAL(ndim, r->ndim);
   for (int d = 0; d < r->ndim; d++) {
     CU_ASSERT_EQUAL(shape[d], r->global_shape[d]);
@@ -260,7 +270,7 @@ static void check_grid(hid_t f, const fixture *fx) {
   int64_t shape[3];
   double spacing[3], origin[3];
   int32_t procs[3];
-  CU_ASSERT_FATAL(g >= 0);
+  REQUIRE(g >= 0);
   CU_ASSERT(str_is(g, "axes", r->ndim == 3 ? "zyx" : "yx"));
   CU_ASSERT(get_num(g, "shape", H5T_INTEGER, 8, H5T_NATIVE_INT64, shape, 3) == r->ndim);
   CU_ASSERT(get_num(g, "spacing", H5T_FLOAT, 8, H5T_NATIVE_DOUBLE, spacing, 3) == r->ndim);
@@ -279,7 +289,7 @@ static void check_solver(hid_t f, const fixture *fx) {
   const coop_io_result *r = &fx->r;
   const hid_t s = H5Gopen2(f, "solver", H5P_DEFAULT), in = H5Gopen2(f, "input", H5P_DEFAULT);
   int64_t it = -1;
-  CU_ASSERT_FATAL(s >= 0 && in >= 0);
+  REQUIRE(s >= 0 && in >= 0);
   CU_ASSERT(str_is(in, "name", r->input_name));
   CU_ASSERT(str_is(in, "text", r->input_text));
   CU_ASSERT(str_is(in, "resolved", r->resolved));
@@ -307,7 +317,7 @@ static void check_series(hid_t f, const fixture *fx) {
   int64_t it[NHIST + 1];
   double res[NHIST + 1], times[64];
   const int nh = (int)fx->r.hist_len;
-  CU_ASSERT_FATAL(h >= 0 && t >= 0);
+  REQUIRE(h >= 0 && t >= 0);
   CU_ASSERT_EQUAL(get_series(h, "iteration", H5T_INTEGER, H5T_NATIVE_INT64, it, NHIST + 1), nh);
   CU_ASSERT_EQUAL(get_series(h, "residual", H5T_FLOAT, H5T_NATIVE_DOUBLE, res, NHIST + 1), nh);
   for (int i = 0; i < nh; i++) {
@@ -335,7 +345,7 @@ static char *slurp(const char *path) {
 
 static void check_xmf(const fixture *fx, const char *xmf, const char *base) {
   char *text = slurp(xmf), want[512];
-  CU_ASSERT_FATAL(text != NULL);
+  REQUIRE(text != NULL);
   CU_ASSERT(strstr(text, fx->r.ndim == 3 ? "TopologyType=\"3DCoRectMesh\"" : "TopologyType=\"2DCoRectMesh\"") != NULL);
   CU_ASSERT(strstr(text, fx->r.ndim == 3 ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY\"") != NULL);
   snprintf(want, sizeof want, "Precision=\"8\" Format=\"HDF\">%s:/fields/u</DataItem>", base);
@@ -354,7 +364,7 @@ static void check_output(const fixture *fx, const char *path, const char *xmf) {
   check_field(fx, path, "u", 1.0);
   check_field(fx, path, "v", -1.0);
   const hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  CU_ASSERT_FATAL(f >= 0);
+  REQUIRE(f >= 0);
   check_root(f, fx);
   check_grid(f, fx);
   check_solver(f, fx);
@@ -455,9 +465,11 @@ static void test_overwrite(void) {
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   if (ctx.rank == 0) {
     FILE *f = fopen(tmp, "w");
-    CU_ASSERT_FATAL(f != NULL);
-    fputs("junk", f);
-    fclose(f);
+    CU_ASSERT(f != NULL);
+    if (f) {
+      fputs("junk", f);
+      fclose(f);
+    }
   }
   MPI_Barrier(MPI_COMM_WORLD);
   fx.r.iterations = 1;
@@ -553,6 +565,65 @@ static void test_fail_disagree(void) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* The XDMF file cannot be created (a directory holds its temporary name): the
+ * finished HDF5 temporary must go too. */
+static void test_fail_late(void) {
+  fixture fx;
+  char path[PATH_LEN], xmf[PATH_LEN], blocker[512];
+  const int64_t shape[3] = {5, 6, 7};
+  int d2[2];
+  dims_2(d2);
+  const int procs[3] = {1, d2[0], d2[1]};
+  fixture_init(&fx, 3, shape, procs);
+  path_in_dir(path, sizeof path, "late.h5");
+  path_in_dir(xmf, sizeof xmf, "late.xmf");
+  snprintf(blocker, sizeof blocker, "%s.tmp", xmf);
+  if (ctx.rank == 0) CU_ASSERT_EQUAL(mkdir(blocker, 0700), 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const int st = coop_io_write(path, &fx.r, 1);
+  CU_ASSERT_NOT_EQUAL(st, 0);
+  CU_ASSERT(strstr(coop_error_message(), ctx.rank == 0 ? "cannot create" : "another rank failed") != NULL);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (ctx.rank == 0) {
+    CU_ASSERT_EQUAL(rmdir(blocker), 0);
+    CU_ASSERT(!exists(path));
+    CU_ASSERT(!exists_suffix(path, ".tmp"));
+    CU_ASSERT(!exists(xmf));
+  }
+  coop_error_clear();
+  fixture_free(&fx);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* The final rename fails (a directory has the name): both temporaries go, the
+ * directory stays. */
+static void test_fail_rename(void) {
+  fixture fx;
+  char path[PATH_LEN], xmf[PATH_LEN];
+  const int64_t shape[2] = {7, 5};
+  int procs[2];
+  dims_2(procs);
+  fixture_init(&fx, 2, shape, procs);
+  path_in_dir(path, sizeof path, "taken.h5");
+  path_in_dir(xmf, sizeof xmf, "taken.xmf");
+  if (ctx.rank == 0) CU_ASSERT_EQUAL(mkdir(path, 0700), 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  CU_ASSERT_NOT_EQUAL(coop_io_write(path, &fx.r, 1), 0);
+  CU_ASSERT(strstr(coop_error_message(), ctx.rank == 0 ? "cannot rename" : "another rank failed") != NULL);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (ctx.rank == 0) {
+    struct stat sb;
+    CU_ASSERT(stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
+    CU_ASSERT(!exists_suffix(path, ".tmp"));
+    CU_ASSERT(!exists(xmf));
+    CU_ASSERT(!exists_suffix(xmf, ".tmp"));
+    CU_ASSERT_EQUAL(rmdir(path), 0);
+  }
+  coop_error_clear();
+  fixture_free(&fx);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void test_read_errors(void) {
   char path[PATH_LEN];
   double *data = (double *)&data;
@@ -608,7 +679,8 @@ static int run_suite(void) {
       {"write_3d", test_write_3d},           {"empty_block", test_empty_block},
       {"overwrite", test_overwrite},         {"fail_no_directory", test_fail_no_directory},
       {"fail_one_rank", test_fail_one_rank}, {"fail_gap", test_fail_gap},
-      {"fail_disagree", test_fail_disagree}, {"read_errors", test_read_errors},
+      {"fail_disagree", test_fail_disagree}, {"fail_late", test_fail_late},
+      {"fail_rename", test_fail_rename},     {"read_errors", test_read_errors},
       {"parallel_flag", test_parallel_flag},
   };
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
@@ -629,6 +701,9 @@ static int run_suite(void) {
 int main(int argc, char **argv) {
   int failed, any = 1;
   MPI_Init(&argc, &argv);
+  /* A rank left waiting in a collective is a failure, not a stuck test run:
+   * SIGALRM ends this process and mpirun takes the others down. */
+  alarm(120);
   MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
   if (ctx.rank == 0) {

@@ -1,0 +1,407 @@
+#!/usr/bin/env python3
+"""Check and summarise coopsolve HDF5 output files (layout in src/io.h).
+
+  h5check.py layout FILE [--no-xdmf]       verify the whole layout and the XDMF file beside it
+  h5check.py same FILE1 FILE2 [--fields u,error]
+                                           exit 0 iff the /fields datasets are bit-identical
+  h5check.py show FILE                     short summary
+  h5check.py error FILE                    print error_max and error_l2 from /solver
+
+Exit status: 0 ok, 1 a check failed (with messages on stderr), 2 bad usage.
+Needs h5py and numpy only.
+"""
+import argparse
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+import h5py
+import numpy as np
+
+ROOT_STRINGS = ("program", "version", "created", "devices")
+INPUT_STRINGS = ("name", "text", "resolved")
+SOLVER_STRINGS = ("solver", "backend", "mode", "precision", "reason")
+SOLVER_FLOATS = ("residual", "rel_residual", "solve_time")
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
+
+class Failed(Exception):
+    pass
+
+
+def text(value):
+    """An attribute read by h5py as str, bytes or a 0-d array, as str."""
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value[()]
+    if isinstance(value, (bytes, np.bytes_)):
+        return value.decode("utf-8")
+    return str(value)
+
+
+def xmf_path(path):
+    return path[:-3] + ".xmf" if path.endswith(".h5") else path + ".xmf"
+
+
+class Checker:
+    """Collects every problem instead of stopping at the first."""
+
+    def __init__(self):
+        self.problems = []
+
+    def fail(self, msg):
+        self.problems.append(msg)
+
+    def attr(self, obj, name, kind, ndim=None, where=None):
+        """Attribute `name` of numpy kind ('S' string, 'i'/'f' with size), None if wrong.
+        ndim None: scalar; else a 1D array of that length."""
+        where = where or obj.name
+        if name not in obj.attrs:
+            self.fail(f"{where}: attribute {name} missing")
+            return None
+        aid = obj.attrs.get_id(name)
+        dt, shape = aid.dtype, aid.shape
+        want_shape = () if ndim is None else (ndim,)
+        if kind == "S":
+            if dt.kind not in ("S", "O", "U") or (dt.kind == "O" and h5py.check_string_dtype(dt) is None):
+                self.fail(f"{where}: attribute {name} is {dt}, expected a string")
+                return None
+            if shape not in ((), None):
+                self.fail(f"{where}: attribute {name} has shape {shape}, expected a scalar")
+                return None
+            return text(obj.attrs[name])
+        k, size = kind[0], int(kind[1:])
+        if dt.kind != k or dt.itemsize != size:
+            self.fail(f"{where}: attribute {name} is {dt}, expected {k}{size}")
+            return None
+        if shape != want_shape:
+            self.fail(f"{where}: attribute {name} has shape {shape}, expected {want_shape}")
+            return None
+        return obj.attrs[name]
+
+    def group(self, f, name):
+        if name not in f or not isinstance(f[name], h5py.Group):
+            self.fail(f"group /{name} missing")
+            return None
+        return f[name]
+
+    def series(self, g, name, kind):
+        if name not in g or not isinstance(g[name], h5py.Dataset):
+            self.fail(f"{g.name}/{name} missing")
+            return None
+        d = g[name]
+        if d.ndim != 1 or d.dtype.kind != kind or d.dtype.itemsize != 8:
+            self.fail(f"{d.name}: {d.dtype}{d.shape}, expected 1D {kind}8")
+            return None
+        return d
+
+
+def check_root(c, f):
+    for name in ROOT_STRINGS:
+        c.attr(f, name, "S", where="/")
+    if "program" in f.attrs and text(f.attrs["program"]) != "coopsolve":
+        c.fail(f"/: program is {text(f.attrs['program'])!r}, expected 'coopsolve'")
+    created = c.attr(f, "created", "S", where="/")
+    if created is not None and not ISO_UTC.match(created):
+        c.fail(f"/: created {created!r} is not ISO 8601 UTC")
+    ranks = c.attr(f, "ranks", "i4", where="/")
+    if ranks is not None and ranks < 1:
+        c.fail(f"/: ranks is {ranks}")
+    gpus = c.attr(f, "gpus", "i4", where="/")
+    if gpus is not None and gpus < 0:
+        c.fail(f"/: gpus is {gpus}")
+    g = c.group(f, "input")
+    if g is not None:
+        for name in INPUT_STRINGS:
+            c.attr(g, name, "S")
+    return ranks
+
+
+def check_grid(c, f, ranks):
+    """Returns (shape, spacing, origin) or None."""
+    g = c.group(f, "grid")
+    if g is None:
+        return None
+    axes = c.attr(g, "axes", "S")
+    if axes not in ("zyx", "yx"):
+        c.fail(f"/grid: axes is {axes!r}, expected 'zyx' or 'yx'")
+        return None
+    n = len(axes)
+    shape = c.attr(g, "shape", "i8", n)
+    spacing = c.attr(g, "spacing", "f8", n)
+    origin = c.attr(g, "origin", "f8", n)
+    decomp = c.attr(g, "decomposition", "i4", n)
+    if shape is not None and (shape < 1).any():
+        c.fail(f"/grid: shape {shape.tolist()} has an empty axis")
+    if decomp is not None and ranks is not None and int(np.prod(decomp)) != ranks:
+        c.fail(f"/grid: decomposition {decomp.tolist()} is not {ranks} ranks")
+    if shape is None or spacing is None or origin is None:
+        return None
+    return tuple(int(s) for s in shape), spacing, origin
+
+
+def check_fields(c, f, shape):
+    """Returns {name: dtype} of the fields."""
+    g = c.group(f, "fields")
+    found = {}
+    if g is None:
+        return found
+    for name, d in g.items():
+        if not isinstance(d, h5py.Dataset):
+            c.fail(f"/fields/{name} is not a dataset")
+            continue
+        if d.dtype not in (np.dtype("<f8"), np.dtype("<f4")):
+            c.fail(f"/fields/{name}: dtype {d.dtype}, expected float64 or float32")
+        if shape is not None and d.shape != shape:
+            c.fail(f"/fields/{name}: shape {d.shape}, /grid says {shape}")
+        found[name] = d.dtype
+    return found
+
+
+def check_solver(c, f):
+    g = c.group(f, "solver")
+    if g is None:
+        return
+    for name in SOLVER_STRINGS:
+        c.attr(g, name, "S")
+    c.attr(g, "iterations", "i8")
+    for name in SOLVER_FLOATS:
+        c.attr(g, name, "f8")
+    present = [n for n in ("error_max", "error_l2") if n in g.attrs]
+    if len(present) == 1:
+        c.fail(f"/solver: {present[0]} without its partner")
+    for name in present:
+        c.attr(g, name, "f8")
+
+
+def check_series(c, f, ranks):
+    g = c.group(f, "history")
+    if g is not None:
+        it = c.series(g, "iteration", "i")
+        res = c.series(g, "residual", "f")
+        if it is not None and res is not None and it.shape != res.shape:
+            c.fail(f"/history: iteration has {it.shape[0]} entries, residual {res.shape[0]}")
+    g = c.group(f, "timing")
+    if g is None:
+        return
+    for name in g:
+        d = c.series(g, name, "f")
+        if d is None:
+            continue
+        if ranks is not None and d.shape != (ranks,):
+            c.fail(f"{d.name}: {d.shape[0]} values, expected one per rank ({ranks})")
+        if "units" not in d.attrs or text(d.attrs["units"]) != "s":
+            c.fail(f"{d.name}: attribute units missing or not 's'")
+
+
+def numbers(s):
+    return [float(x) for x in s.split()]
+
+
+def check_xdmf(c, path, grid, fields):
+    xp = xmf_path(path)
+    if not os.path.exists(xp):
+        c.fail(f"{xp}: missing")
+        return
+    try:
+        root = ET.parse(xp).getroot()
+    except ET.ParseError as e:
+        c.fail(f"{xp}: not XML: {e}")
+        return
+    ugrid = root.find("./Domain/Grid")
+    if root.tag != "Xdmf" or ugrid is None or ugrid.get("GridType", "Uniform") != "Uniform":
+        c.fail(f"{xp}: no Xdmf/Domain/Grid of type Uniform")
+        return
+    if grid is None:
+        return
+    shape, spacing, origin = grid
+    n = len(shape)
+    dims = " ".join(str(s) for s in shape)
+    topo, geom = ugrid.find("Topology"), ugrid.find("Geometry")
+    if topo is None or topo.get("TopologyType", "").lower() != f"{n}dcorectmesh":
+        c.fail(f"{xp}: Topology is not {n}DCoRectMesh")
+    elif numbers(topo.get("Dimensions", "")) != [float(s) for s in shape]:
+        c.fail(f"{xp}: Topology Dimensions {topo.get('Dimensions')!r}, /grid shape {dims!r}")
+    want_geom = "ORIGIN_DXDYDZ" if n == 3 else "ORIGIN_DXDY"
+    items = geom.findall("DataItem") if geom is not None else []
+    if geom is None or geom.get("GeometryType", "").upper() != want_geom or len(items) != 2:
+        c.fail(f"{xp}: Geometry is not {want_geom} with two DataItems")
+    else:
+        if not np.allclose(numbers(items[0].text or ""), origin, rtol=1e-15, atol=0):
+            c.fail(f"{xp}: Geometry origin {items[0].text!r}, /grid origin {origin.tolist()}")
+        if not np.allclose(numbers(items[1].text or ""), spacing, rtol=1e-15, atol=0):
+            c.fail(f"{xp}: Geometry spacing {items[1].text!r}, /grid spacing {spacing.tolist()}")
+    check_xdmf_attributes(c, xp, ugrid, os.path.basename(path), dims, fields)
+
+
+def check_xdmf_attributes(c, xp, ugrid, base, dims, fields):
+    seen = set()
+    for a in ugrid.findall("Attribute"):
+        name, item = a.get("Name"), a.find("DataItem")
+        if a.get("Center") != "Node" or item is None:
+            c.fail(f"{xp}: Attribute {name!r} is not node-centred with a DataItem")
+            continue
+        ref = (item.text or "").strip()
+        want = f"{base}:/fields/{name}"
+        if ref != want:
+            c.fail(f"{xp}: Attribute {name!r} refers to {ref!r}, expected {want!r}")
+        if name not in fields:
+            c.fail(f"{xp}: Attribute {name!r} has no /fields dataset")
+            continue
+        if item.get("Format") != "HDF" or item.get("NumberType") != "Float" or \
+                item.get("Precision") != str(fields[name].itemsize):
+            c.fail(f"{xp}: Attribute {name!r}: Format/NumberType/Precision do not match {fields[name]}")
+        if " ".join(item.get("Dimensions", "").split()) != dims:
+            c.fail(f"{xp}: Attribute {name!r}: Dimensions {item.get('Dimensions')!r}, expected {dims!r}")
+        seen.add(name)
+    for name in sorted(set(fields) - seen):
+        c.fail(f"{xp}: no Attribute for /fields/{name}")
+
+
+def open_h5(path):
+    try:
+        return h5py.File(path, "r")
+    except OSError as e:
+        raise Failed(f"{path}: cannot open: {e}")
+
+
+def cmd_layout(args):
+    c = Checker()
+    with open_h5(args.file) as f:
+        ranks = check_root(c, f)
+        grid = check_grid(c, f, ranks)
+        fields = check_fields(c, f, grid[0] if grid else None)
+        check_solver(c, f)
+        check_series(c, f, ranks)
+    if not args.no_xdmf:
+        check_xdmf(c, args.file, grid, fields)
+    for p in c.problems:
+        print(f"{args.file}: {p}", file=sys.stderr)
+    return 1 if c.problems else 0
+
+
+def field_pairs(args, f1, f2):
+    """(name, a, b) for each field to compare; (name, None, None) after
+    printing why a pair cannot be compared."""
+    names1 = set(f1["fields"]) if "fields" in f1 else set()
+    names2 = set(f2["fields"]) if "fields" in f2 else set()
+    names = args.fields.split(",") if args.fields else sorted(names1 | names2)
+    if not names:
+        print("no fields to compare", file=sys.stderr)
+        yield None, None, None
+    for name in names:
+        if name not in names1 or name not in names2:
+            print(f"/fields/{name}: missing in {args.file1 if name not in names1 else args.file2}",
+                  file=sys.stderr)
+            yield name, None, None
+            continue
+        a, b = f1["fields"][name], f2["fields"][name]
+        if a.shape != b.shape or a.dtype != b.dtype:
+            print(f"/fields/{name}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}", file=sys.stderr)
+            yield name, None, None
+            continue
+        yield name, a[()], b[()]
+
+
+def cmd_same(args):
+    bad = 0
+    with open_h5(args.file1) as f1, open_h5(args.file2) as f2:
+        for name, x, y in field_pairs(args, f1, f2):
+            if x is None:
+                bad += 1
+            elif x.tobytes() != y.tobytes():
+                diff = np.argwhere(x.view(np.uint8).reshape(x.size, -1) != y.view(np.uint8).reshape(y.size, -1))
+                first = np.unravel_index(int(diff[0][0]), x.shape) if x.size else ()
+                with np.errstate(invalid="ignore"):
+                    delta = np.abs(x.astype(np.float64) - y)
+                print(f"/fields/{name}: differs; {len(np.unique(diff[:, 0]))} elements, first at "
+                      f"{tuple(int(i) for i in first)}: {x[first]!r} vs {y[first]!r}; "
+                      f"max |diff| {np.max(delta):.6g}", file=sys.stderr)
+                bad += 1
+    return 1 if bad else 0
+
+
+def cmd_close(args):
+    """Normwise relative agreement: max|a - b| / max|a| <= rtol, no NaN."""
+    bad = 0
+    with open_h5(args.file1) as f1, open_h5(args.file2) as f2:
+        for name, x, y in field_pairs(args, f1, f2):
+            if x is None:
+                bad += 1
+                continue
+            x, y = x.astype(np.float64), y.astype(np.float64)
+            scale = np.max(np.abs(x)) if x.size else 0.0
+            with np.errstate(invalid="ignore"):
+                err = np.max(np.abs(x - y)) / (scale if scale > 0 else 1.0) if x.size else 0.0
+            ok = bool(np.isfinite(x).all() and np.isfinite(y).all() and err <= args.rtol)
+            print(f"/fields/{name}: max |diff| / max |ref| = {err:.3e} ({'ok' if ok else 'over'} {args.rtol:g})")
+            bad += not ok
+    return 1 if bad else 0
+
+
+def cmd_show(args):
+    with open_h5(args.file) as f:
+        def attrs(obj):
+            return ", ".join(f"{k}={text(v) if not isinstance(v, np.ndarray) or v.shape == () else v.tolist()}"
+                             for k, v in obj.attrs.items() if k != "text")
+        print(f"{args.file}")
+        print(f"  /        {attrs(f)}")
+        for g in ("grid", "solver"):
+            if g in f:
+                print(f"  /{g:<7} {attrs(f[g])}")
+        if "fields" in f:
+            for name, d in f["fields"].items():
+                print(f"  /fields/{name}: {d.dtype} {d.shape}")
+        if "history" in f and "iteration" in f["history"]:
+            it = f["history"]["iteration"]
+            res = f["history"]["residual"] if "residual" in f["history"] else None
+            last = f", last {int(it[-1])}: {float(res[-1]):.3e}" if it.shape[0] and res is not None else ""
+            print(f"  /history {it.shape[0]} entries{last}")
+        if "timing" in f:
+            for name, d in f["timing"].items():
+                v = d[()]
+                print(f"  /timing/{name}: min {v.min():.4g} max {v.max():.4g} s over {v.size} ranks")
+    return 0
+
+
+def cmd_error(args):
+    with open_h5(args.file) as f:
+        s = f["solver"].attrs if "solver" in f else {}
+        if "error_max" not in s or "error_l2" not in s:
+            print(f"{args.file}: /solver has no error_max/error_l2 (no exact solution)", file=sys.stderr)
+            return 1
+        print(f"error_max {float(s['error_max'])!r}")
+        print(f"error_l2 {float(s['error_l2'])!r}")
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    q = sub.add_parser("layout", help="verify the file's layout and its XDMF file")
+    q.add_argument("file")
+    q.add_argument("--no-xdmf", action="store_true", help="the file was written without XDMF")
+    q = sub.add_parser("same", help="exit 0 iff the fields are bit-identical")
+    q.add_argument("file1")
+    q.add_argument("file2")
+    q.add_argument("--fields", help="comma-separated field names (default: all)")
+    q = sub.add_parser("close", help="exit 0 iff the fields agree to --rtol (normwise)")
+    q.add_argument("file1")
+    q.add_argument("file2")
+    q.add_argument("--rtol", type=float, default=1e-12)
+    q.add_argument("--fields", help="comma-separated field names (default: all)")
+    q = sub.add_parser("show", help="print a short summary")
+    q.add_argument("file")
+    q = sub.add_parser("error", help="print error_max and error_l2")
+    q.add_argument("file")
+    args = p.parse_args(argv)
+    cmds = {"layout": cmd_layout, "same": cmd_same, "close": cmd_close, "show": cmd_show, "error": cmd_error}
+    try:
+        return cmds[args.cmd](args)
+    except Failed as e:
+        print(e, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
