@@ -29,7 +29,7 @@ build() { # name, configure args...
   shift
   mkdir -p "/tmp/build-$name" && cd "/tmp/build-$name" || return 1
   [ -x coopsolve ] && return 0
-  "$src/configure" "${cunit[@]}" "$@" >"$out/configure-$name.log" 2>&1 || { tail -30 "$out/configure-$name.log"; return 1; }
+  "$src/configure" CC=mpicc "${cunit[@]}" "$@" >"$out/configure-$name.log" 2>&1 || { tail -30 "$out/configure-$name.log"; return 1; }
   make -j"$(nproc)" >"$out/make-$name.log" 2>&1 || { tail -40 "$out/make-$name.log"; return 1; }
   ./coopsolve --version
 }
