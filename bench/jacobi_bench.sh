@@ -3,7 +3,8 @@
 # the GPU's own ceilings measured in the same run (bench/devlimits.cu).
 #   bench/jacobi_bench.sh BUILD_DIR [OUT_DIR]
 # Prints a markdown table: achieved GB/s counts the fewest bytes a sweep must
-# move (read u and f, write unew: 3 values per point) over the solve time.
+# move (read u and f, write unew: 3 values per point) over the solve time;
+# "of copy BW" compares it with the measured copy bandwidth of the GPUs used.
 set -euo pipefail
 build=$(cd "${1:?usage: jacobi_bench.sh BUILD_DIR [OUT_DIR]}" && pwd)
 out=${2:-$(mktemp -d)}
@@ -37,7 +38,8 @@ with h5py.File(path, "r") as f:
     mode = s["mode"].decode() if isinstance(s["mode"], bytes) else s["mode"]
     it, t = int(s["iterations"]), float(s["solve_time"])
 gbs = 3 * es * pts * it / t / 1e9
-print(f"| {name} | {np_} | {mode} | {ghost} | {it} | {t:.3f} | {pts*it/t/1e9:.2f} | {gbs:.0f} | {100*gbs/float(copy):.0f}% | {1e6*t/it:.1f} |")
+# each rank has its own GPU (the script skips rows with more ranks than GPUs)
+print(f"| {name} | {np_} | {mode} | {ghost} | {it} | {t:.3f} | {pts*it/t/1e9:.2f} | {gbs:.0f} | {100*gbs/(int(np_)*float(copy)):.0f}% | {1e6*t/it:.1f} |")
 PYEOF
 }
 
