@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -50,25 +51,35 @@ static int fail(const coop_comm *c, int local, int status) {
   return status;
 }
 
+/* The whole of a regular file, NUL-terminated; caller frees. */
+static int slurp(const char *path, char **text, long *len) {
+  struct stat st;
+  FILE *fp = fopen(path, "rb");
+  int rc = 0;
+  *text = NULL;
+  if (!fp || fstat(fileno(fp), &st) != 0)
+    rc = coop_error_input("%s: cannot read the input file: %s", path, strerror(errno));
+  else if (!S_ISREG(st.st_mode))
+    rc = coop_error_input("%s: cannot read the input file: not a regular file", path);
+  else if (!(*text = malloc((size_t)st.st_size + 1)))
+    rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory reading %s", path);
+  else if (fread(*text, 1, (size_t)st.st_size, fp) != (size_t)st.st_size)
+    rc = coop_error_input("%s: cannot read the input file: %s", path, strerror(errno ? errno : EIO));
+  if (fp) fclose(fp);
+  *len = rc ? -1 : (long)st.st_size;
+  return rc;
+}
+
 /* Rank 0 reads the file; every rank gets the text (or learns that it failed). */
 static int read_input(const coop_comm *c, const char *path, char **text) {
   long len = -1;
   *text = NULL;
-  if (c->rank == 0) {
-    FILE *fp = fopen(path, "rb");
-    if (fp && fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
-      *text = malloc((size_t)len + 1);
-      if (!*text || fread(*text, 1, (size_t)len, fp) != (size_t)len) len = -1;
-    } else {
-      len = -1;
-    }
-    if (len < 0) coop_error_input("%s: cannot read the input file: %s", path, strerror(errno ? errno : EIO));
-    if (fp) fclose(fp);
+  if (c->rank == 0 && slurp(path, text, &len)) {
+    free(*text);
+    *text = NULL;
   }
   COOP_MPI(MPI_Bcast(&len, 1, MPI_LONG, 0, c->world));
   if (len < 0) {
-    free(*text);
-    *text = NULL;
     if (c->rank) coop_error_input("%s: cannot read the input file", path);
     return COOP_ERR_INPUT;
   }
@@ -90,16 +101,32 @@ static int load_config(app_state *a, const coop_comm *c) {
   return 0;
 }
 
-/* The output directory must exist and be writable before hours of solving. */
+/* Why path cannot take the output file, or NULL: its directory must exist and
+ * be writable, and path must not name a directory. */
+static const char *output_problem(const char *path, char *dir, size_t len) {
+  struct stat st;
+  snprintf(dir, len, "%s", path);
+  const size_t n = strlen(dir);
+  if (n == 0 || dir[n - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+    return "names a directory, not a file";
+  snprintf(dir, len, "%s", path);
+  const char *d = dirname(dir);
+  if (stat(d, &st) != 0) return "its directory does not exist";
+  if (!S_ISDIR(st.st_mode)) return "its directory is not a directory";
+  if (access(d, W_OK) != 0) return "its directory is not writable";
+  return NULL;
+}
+
+/* Checked before hours of solving, not after. */
 static int check_output(const coop_comm *c, const coop_config *cfg) {
   int ok = 1;
   const char *path = coop_config_str(cfg, "output.file");
-  char dir[4096];
   if (c->rank == 0) {
-    snprintf(dir, sizeof dir, "%s", path);
-    ok = access(dirname(dir), W_OK) == 0;
-    if (!ok) coop_error_input("output.file = %s (from %s): directory '%s' is not writable: %s", path,
-                              coop_config_origin(cfg, "output.file"), dir, strerror(errno));
+    char dir[4096];
+    const char *why = output_problem(path, dir, sizeof dir);
+    ok = why == NULL;
+    if (!ok) coop_error_input("output.file = %s (from %s): %s", path,
+                              coop_config_origin(cfg, "output.file"), why);
   }
   COOP_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, c->world));
   return ok ? 0 : COOP_ERR_INPUT;

@@ -38,7 +38,7 @@ int coop_report_dry_run(const coop_comm *c, const coop_config *cfg, const coop_d
     printf("# resolved configuration (each value's origin in its comment)\n%s\n", resolved ? resolved : "");
     free(resolved);
     printf("# decomposition: %d ranks:", c->size);
-    for (int a = 0; a < d->ndim; a++) printf(" %s%d along %c", a ? "x " : "", d->dims[a], axis_name[a]);
+    for (int a = 0; a < d->ndim; a++) printf("%s %d along %c", a ? "," : "", d->dims[a], axis_name[a]);
     printf("\n");
     for (int r = 0; r < c->size && r < 64; r++) {
       const int64_t *b = all + 6 * r;

@@ -4,9 +4,6 @@
 # where ("coopsolve: FILE:LINE: ..." or the option), and must write nothing.
 . "$COOP_SRCDIR/tests/common.sh"
 coop_tmpdir
-# Every case fails on purpose; Open MPI then waits odls_base_sigkill_timeout (1 s)
-# per job before killing ranks that have already exited.
-export OMPI_MCA_odls_base_sigkill_timeout=0
 
 # A valid input, '|' between lines; [grid] is open at the end, so a line
 # appended to it is line 9.
@@ -50,7 +47,7 @@ bad() {
 bad 2 "missing.ini: cannot read the input file" - missing.ini
 bad 1 "missing.ini: cannot read the input file" - missing.ini
 bad 3 "missing.ini: cannot read the input file" - missing.ini
-bad 2 "in.ini: cannot read the input file" DIR
+bad 2 "in.ini: cannot read the input file: not a regular file" DIR
 
 # -- unknown keys and sections
 bad 2 "in.ini:9: unknown key 'nxx' in [grid]; did you mean 'nx'?" "$GOOD|nxx = 4"
@@ -131,9 +128,14 @@ bad 2 "grid too small for 2 ranks: " "$GOOD|ghost = 2" in.ini --set grid.nx=3 --
 bad 3 "grid too small for 3 ranks: " "$GOOD" in.ini --set grid.nx=2 --set grid.ny=2 --dry-run
 
 # -- the output file's directory does not exist
-bad 2 "output.file = nodir/out.h5 (from --set): directory 'nodir' is not writable" \
+bad 2 "output.file = nodir/out.h5 (from --set): its directory does not exist" \
   "$GOOD" in.ini --output nodir/out.h5
-bad 2 "output.file = nodir/x.h5 (from in.ini:5): directory 'nodir' is not writable" \
+bad 2 "output.file = nodir/x.h5 (from in.ini:5): its directory does not exist" \
   '[grid]|[problem]|[solver]|[output]|file = nodir/x.h5'
-bad 3 "output.file = nodir/x.h5 (from --set): directory 'nodir' is not writable" \
+bad 3 "output.file = nodir/x.h5 (from --set): its directory does not exist" \
   "$GOOD" in.ini --set output.file=nodir/x.h5 --dry-run
+# -- the output path is a file's child, or names a directory
+bad 2 "output.file = in.ini/x.h5 (from --set): its directory is not a directory" \
+  "$GOOD" in.ini --output in.ini/x.h5
+bad 2 "output.file = ./ (from --set): names a directory, not a file" "$GOOD" in.ini --output ./
+bad 2 "output.file = . (from --set): names a directory, not a file" "$GOOD" in.ini --output .

@@ -11,6 +11,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 # keep Open MPI from probing network interfaces it cannot use in containers
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Open MPI 4.1 waits 1-2 s after a job with a failing rank unless told not to
+export OMPI_MCA_odls_base_sigkill_timeout=0
 
 coop_mpirun() {
   local n=$1
