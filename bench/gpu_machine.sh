@@ -3,7 +3,8 @@
 # tarball and the Debian packages it lacks (CUnit, parallel HDF5), both kept in
 # DEVKIT (see README, "For developers"). Two builds: the machine's serial HDF5
 # and parallel HDF5 from the packages; make check in each, then the benchmark
-# with the parallel build. Logs and tables go to OUT.
+# with the parallel build, and with the previous version (DEVKIT/base/*.tar.gz,
+# if any) in the same call. Logs and tables go to OUT.
 #   bench/gpu_machine.sh DEVKIT OUT [check|bench|all]
 set -uo pipefail
 devkit=$(cd "${1:?usage: gpu_machine.sh DEVKIT OUT [check|bench|all]}" && pwd)
@@ -21,16 +22,17 @@ src=/tmp/coopsolve-src
 if [ ! -x "$src/configure" ] || [ "$what" != bench ]; then
   rm -rf "$src" /tmp/build-* && mkdir -p "$src" && tar xzf "$devkit"/coopsolve-*.tar.gz -C "$src" --strip-components=1
 fi
+top=$src
 cunit=(CUNIT_CFLAGS="-I$dep/usr/include" CUNIT_LIBS="-L$lib -lcunit")
 status=0
 
-build() { # name, configure args...
+build() { # name, configure args... (sources in $top)
   local name=$1
   shift
   mkdir -p "/tmp/build-$name" && cd "/tmp/build-$name" || return 1
   [ -x coopsolve ] && return 0
-  "$src/configure" CC=mpicc "${cunit[@]}" "$@" >"$out/configure-$name.log" 2>&1 || { tail -30 "$out/configure-$name.log"; return 1; }
-  make -j"$(nproc)" >"$out/make-$name.log" 2>&1 || { tail -40 "$out/make-$name.log"; return 1; }
+  "$top/configure" CC=mpicc "${cunit[@]}" "$@" >"/tmp/configure-$name.log" 2>&1 || { tail -30 "/tmp/configure-$name.log"; return 1; }
+  make -j"$(nproc)" >"/tmp/make-$name.log" 2>&1 || { tail -40 "/tmp/make-$name.log"; return 1; }
   ./coopsolve --version
 }
 
@@ -38,7 +40,8 @@ check() { # name
   cd "/tmp/build-$1" && make -j8 check >"$out/check-$1.log" 2>&1
   local rc=$?
   grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS|# )' "$out/check-$1.log"
-  for t in tests/*.log; do cp "$t" "$out/$1-$(basename "$t")" 2>/dev/null; done
+  tar czf "$out/logs-$1.tar.gz" "$out/check-$1.log" tests/*.log 2>/dev/null
+  rm -f "$out/check-$1.log"
   return $rc
 }
 
@@ -49,7 +52,22 @@ fi
 build parallel HDF5_CFLAGS="-I$dep/usr/include/hdf5/openmpi" \
   HDF5_LIBS="-L$lib/hdf5/openmpi -lhdf5" || status=1
 [ "$what" != bench ] && { check parallel || status=1; }
+bench() { # name, build dir, sources
+  "$3/bench/jacobi_bench.sh" "$2" "/tmp/bench-$1" || return 1
+  cp "/tmp/bench-$1/table.md" "$out/table-$1.md"
+  cp "/tmp/bench-$1/devlimits.txt" "$out/devlimits-$1.txt"
+}
 if [ "$what" != check ]; then
-  "$src/bench/jacobi_bench.sh" /tmp/build-parallel "$out/bench" || status=1
+  # the version before this one, from DEVKIT/base, benchmarked in the same call
+  base=$(ls "$devkit"/base/*.tar.gz 2>/dev/null | head -1)
+  if [ -n "$base" ]; then
+    rm -rf /tmp/coopsolve-base && mkdir -p /tmp/coopsolve-base &&
+      tar xzf "$base" -C /tmp/coopsolve-base --strip-components=1
+    top=/tmp/coopsolve-base
+    build base HDF5_CFLAGS="-I$dep/usr/include/hdf5/openmpi" \
+      HDF5_LIBS="-L$lib/hdf5/openmpi -lhdf5" && bench base /tmp/build-base "$src" || status=1
+    top=$src
+  fi
+  bench new /tmp/build-parallel "$src" || status=1
 fi
 exit $status

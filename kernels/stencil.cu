@@ -49,34 +49,61 @@ Reg make_reg(const coop_region *r) {
   return g;
 }
 
-__host__ __device__ long long tile_count(const Reg &r, int bx, int by) {
-  return ((r.nx + bx - 1) / bx) * ((r.ny + by - 1) / by) * r.nz;
+/* Rows a thread updates per tile in a sweep: independent loads in flight per
+ * thread. One point per thread left the H200 at the same points per second in
+ * fp32 as in fp64 (bench/results/2026-11-29-h200x2-jacobi.md): latency bound. */
+template <typename T>
+__host__ __device__ constexpr int sweep_rows() {
+  return sizeof(T) == 4 ? 8 : 4;
 }
 
-/* Storage index of this thread's point in tile t, or -1 when outside r. The
- * index type I is 32-bit whenever the tile count allows: 64-bit division per
- * point would cost more than the memory traffic it indexes. */
-template <typename I>
-__device__ long long tile_point(const Dev &p, const Reg &r, I t) {
+/* A tile is bx points along x times by * R rows along y, in one z plane. */
+template <int R>
+__host__ __device__ long long tile_count(const Reg &r, int bx, int by) {
+  return ((r.nx + bx - 1) / bx) * ((r.ny + (long long)by * R - 1) / ((long long)by * R)) * r.nz;
+}
+
+/* Storage index q and row j of this thread's first point in tile t; false when
+ * its column is outside r. Rows j + s * blockDim.y follow (s < R). The index
+ * type I is 32-bit whenever the tile count allows: 64-bit division per tile
+ * would cost more than the memory traffic it indexes. */
+template <int R, typename I>
+__device__ bool tile_origin(const Dev &p, const Reg &r, I t, long long *q, long long *j) {
   const I xt = (I)((r.nx + blockDim.x - 1) / blockDim.x);
-  const I yt = (I)((r.ny + blockDim.y - 1) / blockDim.y);
+  const I yt = (I)((r.ny + (long long)blockDim.y * R - 1) / ((long long)blockDim.y * R));
   const I rest = t / xt, k = rest / yt;
   const long long i = (long long)(t - rest * xt) * blockDim.x + threadIdx.x;
-  const long long j = (long long)(rest - k * yt) * blockDim.y + threadIdx.y;
-  if (i >= r.nx || j >= r.ny) return -1;
-  return p.base + (r.lo0 + i) + p.sy * (r.lo1 + j) + p.sz * (r.lo2 + (long long)k);
+  *j = (long long)(rest - k * yt) * blockDim.y * R + threadIdx.y;
+  if (i >= r.nx) return false;
+  *q = p.base + (r.lo0 + i) + p.sy * (r.lo1 + *j) + p.sz * (r.lo2 + (long long)k);
+  return true;
+}
+
+template <typename T, int DIM>
+__device__ T jacobi_point(const Dev &p, const T *__restrict__ u, const T *__restrict__ f,
+                          long long q) {
+  T acc = f[q] + (T)p.w0 * (u[q - 1] + u[q + 1]) + (T)p.w1 * (u[q - p.sy] + u[q + p.sy]);
+  if (DIM == 3) acc += (T)p.w2 * (u[q - p.sz] + u[q + p.sz]);
+  return acc;
 }
 
 template <typename T, int DIM, typename I>
 __device__ void sweep_range(const Dev &p, const Reg &r, const T *__restrict__ u, T *__restrict__ un,
                             const T *__restrict__ f, I t0, I ts, I tiles) {
-  const T w0 = (T)p.w0, w1 = (T)p.w1, w2 = (T)p.w2, d = (T)p.d;
+  constexpr int R = sweep_rows<T>();
+  const T d = (T)p.d;
+  const long long step = (long long)blockDim.y * p.sy;
   for (I t = t0; t < tiles; t += ts) {
-    const long long q = tile_point<I>(p, r, t);
-    if (q < 0) continue;
-    T acc = f[q] + w0 * (u[q - 1] + u[q + 1]) + w1 * (u[q - p.sy] + u[q + p.sy]);
-    if (DIM == 3) acc += w2 * (u[q - p.sz] + u[q + p.sz]);
-    un[q] = acc * d;
+    long long q, j;
+    if (!tile_origin<R, I>(p, r, t, &q, &j)) continue;
+    T acc[R];
+    /* all loads of the R rows first, then the stores: R points in flight */
+#pragma unroll
+    for (int s = 0; s < R; s++)
+      if (j + (long long)s * blockDim.y < r.ny) acc[s] = jacobi_point<T, DIM>(p, u, f, q + s * step);
+#pragma unroll
+    for (int s = 0; s < R; s++)
+      if (j + (long long)s * blockDim.y < r.ny) un[q + s * step] = acc[s] * d;
   }
 }
 
@@ -84,7 +111,7 @@ template <typename T, int DIM>
 __device__ void sweep_tiles(const Dev &p, const Reg &r, const T *__restrict__ u,
                             T *__restrict__ un, const T *__restrict__ f, long long t0,
                             long long ts) {
-  const long long tiles = tile_count(r, blockDim.x, blockDim.y);
+  const long long tiles = tile_count<sweep_rows<T>()>(r, blockDim.x, blockDim.y);
   if (tiles + ts <= 0xffffffffLL)
     sweep_range<T, DIM, unsigned>(p, r, u, un, f, (unsigned)t0, (unsigned)ts, (unsigned)tiles);
   else
@@ -97,8 +124,8 @@ __device__ double residual_range(const Dev &p, const Reg &r, const T *__restrict
   const T w0 = (T)p.w0, w1 = (T)p.w1, w2 = (T)p.w2, diag = (T)p.diag;
   double sum = 0.0;
   for (I t = t0; t < tiles; t += ts) {
-    const long long q = tile_point<I>(p, r, t);
-    if (q < 0) continue;
+    long long q, j;
+    if (!tile_origin<1, I>(p, r, t, &q, &j) || j >= r.ny) continue;
     T au = diag * u[q] - w0 * (u[q - 1] + u[q + 1]) - w1 * (u[q - p.sy] + u[q + p.sy]);
     if (DIM == 3) au -= w2 * (u[q - p.sz] + u[q + p.sz]);
     const double res = (double)(f[q] - au);
@@ -110,7 +137,7 @@ __device__ double residual_range(const Dev &p, const Reg &r, const T *__restrict
 template <typename T, int DIM>
 __device__ double residual_tiles(const Dev &p, const Reg &r, const T *__restrict__ u,
                                  const T *__restrict__ f, long long t0, long long ts) {
-  const long long tiles = tile_count(r, blockDim.x, blockDim.y);
+  const long long tiles = tile_count<1>(r, blockDim.x, blockDim.y);
   if (tiles + ts <= 0xffffffffLL)
     return residual_range<T, DIM, unsigned>(p, r, u, f, (unsigned)t0, (unsigned)ts, (unsigned)tiles);
   return residual_range<T, DIM, unsigned long long>(p, r, u, f, t0, ts, tiles);
@@ -163,8 +190,14 @@ __global__ void pack_kernel(Dev p, Reg r, const T *__restrict__ u, T *__restrict
 /* Barrier: cg grid.sync(). All blocks are resident because the launcher uses
  * cudaLaunchCooperativeKernel with at most occupancy x SMs blocks, which the
  * runtime refuses otherwise (it never starts a grid that could hang). */
+/* 256-thread blocks, at least 4 (3 for the whole solve, which spills at 64
+ * registers) resident per SM: the persistent kernels need resident warps to
+ * hide memory latency as much as they need unrolling. */
+#define COOP_GRID_BOUNDS __launch_bounds__(256, 4)
+#define COOP_SOLVE_BOUNDS __launch_bounds__(256, 3)
+
 template <typename T, int DIM>
-__global__ void sweeps_grid_kernel(Dev p, RegList regs, int k, T *u, T *un, const T *f) {
+__global__ void COOP_GRID_BOUNDS sweeps_grid_kernel(Dev p, RegList regs, int k, T *u, T *un, const T *f) {
   cg::grid_group grid = cg::this_grid();
   for (int s = 0; s < k; s++) {
     sweep_tiles<T, DIM>(p, regs.r[s], u, un, f, blockIdx.x, gridDim.x);
@@ -211,7 +244,7 @@ __device__ double check_grid(cg::grid_group &grid, const Dev &p, const Reg &own,
  * block takes the stop decision from the same residual after the same
  * barrier, so all blocks leave the loop together. */
 template <typename T, int DIM>
-__global__ void solve_grid_kernel(Dev p, Reg own, T *u, T *un, const T *f, SolveArgs a,
+__global__ void COOP_SOLVE_BOUNDS solve_grid_kernel(Dev p, Reg own, T *u, T *un, const T *f, SolveArgs a,
                                   coop_grid_state *st, long long *hi, double *hr) {
   cg::grid_group grid = cg::this_grid();
   const double r0 = check_grid<T, DIM>(grid, p, own, u, f, st, 0, 0, hi, hr, a.hist_cap);
@@ -280,7 +313,8 @@ extern "C" int coop_sweep_cuda(const coop_stencil *s, const coop_region *r, cons
                                void *unew, const void *f, int bx, int by, void *stream) {
   const Dev p = make_dev(s);
   const Reg g = make_reg(r);
-  const long long tiles = tile_count(g, bx, by);
+  const long long tiles = s->prec == COOP_FP32 ? tile_count<sweep_rows<float>()>(g, bx, by)
+                                               : tile_count<sweep_rows<double>()>(g, bx, by);
   if (tiles == 0) return 0;
   const dim3 block(bx, by);
   const unsigned grid = grid_for(tiles, 1);
@@ -307,7 +341,7 @@ extern "C" int coop_residual_cuda(const coop_stencil *s, const void *u, const vo
   const Reg g = make_reg(&own);
   const dim3 block(bx, by);
   /* a few tiles per block keeps the atomics on acc few */
-  const unsigned grid = grid_for(tile_count(g, bx, by), 8);
+  const unsigned grid = grid_for(tile_count<1>(g, bx, by), 8);
   cudaStream_t st = (cudaStream_t)stream;
   if (s->prec == COOP_FP32) {
     if (s->ndim == 3)
