@@ -196,11 +196,12 @@ __global__ void pack_kernel(Dev p, Reg r, const T *__restrict__ u, T *__restrict
 #define COOP_GRID_BOUNDS __launch_bounds__(256, 4)
 #define COOP_SOLVE_BOUNDS __launch_bounds__(256, 3)
 
-template <typename T, int DIM>
+template <typename T, int DIM, typename I>
 __global__ void COOP_GRID_BOUNDS sweeps_grid_kernel(Dev p, RegList regs, int k, T *u, T *un, const T *f) {
   cg::grid_group grid = cg::this_grid();
   for (int s = 0; s < k; s++) {
-    sweep_tiles<T, DIM>(p, regs.r[s], u, un, f, blockIdx.x, gridDim.x);
+    const I tiles = (I)tile_count<sweep_rows<T>()>(regs.r[s], blockDim.x, blockDim.y);
+    sweep_range<T, DIM, I>(p, regs.r[s], u, un, f, blockIdx.x, gridDim.x, tiles);
     if (s + 1 < k) grid.sync();
     T *t = u;
     u = un;
@@ -223,11 +224,12 @@ struct SolveArgs {
 /* Residual of u into st->acc[c & 1], then one barrier; returns the norm, the
  * same value in every block. Block 0 records it and clears the other sum,
  * which no block touches again before the next barrier. */
-template <typename T, int DIM>
+template <typename T, int DIM, typename I>
 __device__ double check_grid(cg::grid_group &grid, const Dev &p, const Reg &own, const T *u,
                              const T *f, coop_grid_state *st, long long c, long long it,
                              long long *hi, double *hr, long long cap) {
-  block_sum_add(residual_tiles<T, DIM>(p, own, u, f, blockIdx.x, gridDim.x), &st->acc[c & 1]);
+  const I tiles = (I)tile_count<1>(own, blockDim.x, blockDim.y);
+  block_sum_add(residual_range<T, DIM, I>(p, own, u, f, blockIdx.x, gridDim.x, tiles), &st->acc[c & 1]);
   grid.sync();
   const double rn = sqrt(*(volatile double *)&st->acc[c & 1]);
   if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) {
@@ -243,11 +245,12 @@ __device__ double check_grid(cg::grid_group &grid, const Dev &p, const Reg &own,
 /* Whole solve in one launch. Barrier: cg grid.sync(), resident as above. Every
  * block takes the stop decision from the same residual after the same
  * barrier, so all blocks leave the loop together. */
-template <typename T, int DIM>
+template <typename T, int DIM, typename I>
 __global__ void COOP_SOLVE_BOUNDS solve_grid_kernel(Dev p, Reg own, T *u, T *un, const T *f, SolveArgs a,
                                   coop_grid_state *st, long long *hi, double *hr) {
   cg::grid_group grid = cg::this_grid();
-  const double r0 = check_grid<T, DIM>(grid, p, own, u, f, st, 0, 0, hi, hr, a.hist_cap);
+  const I tiles = (I)tile_count<sweep_rows<T>()>(own, blockDim.x, blockDim.y);
+  const double r0 = check_grid<T, DIM, I>(grid, p, own, u, f, st, 0, 0, hi, hr, a.hist_cap);
   double rn = r0;
   int reason = converged_dev(r0, r0, a.rtol, a.atol);
   long long it = 0, c = 0;
@@ -255,14 +258,14 @@ __global__ void COOP_SOLVE_BOUNDS solve_grid_kernel(Dev p, Reg own, T *u, T *un,
   while (!reason) {
     const long long n = min(a.check_every, a.max_iter - it);
     for (long long s = 0; s < n; s++) {
-      sweep_tiles<T, DIM>(p, own, u, un, f, blockIdx.x, gridDim.x);
+      sweep_range<T, DIM, I>(p, own, u, un, f, blockIdx.x, gridDim.x, tiles);
       grid.sync();
       T *t = u;
       u = un;
       un = t;
     }
     it += n;
-    rn = check_grid<T, DIM>(grid, p, own, u, f, st, ++c, it, hi, hr, a.hist_cap);
+    rn = check_grid<T, DIM, I>(grid, p, own, u, f, st, ++c, it, hi, hr, a.hist_cap);
     reason = converged_dev(rn, r0, a.rtol, a.atol);
     if (!reason && it >= a.max_iter) reason = COOP_REASON_MAX_ITER;
   }
@@ -275,22 +278,21 @@ __global__ void COOP_SOLVE_BOUNDS solve_grid_kernel(Dev p, Reg own, T *u, T *un,
 }
 
 template <typename T, int DIM>
-void *solve_fn() {
-  return (void *)solve_grid_kernel<T, DIM>;
-}
-
-template <typename T, int DIM>
-void *sweeps_fn() {
-  return (void *)sweeps_grid_kernel<T, DIM>;
-}
-
-void *pick(const coop_stencil *s, int whole_solve) {
-  const int f32 = s->prec == COOP_FP32, d3 = s->ndim == 3;
+void *kernel_fn(int whole_solve, int wide) {
   if (whole_solve)
-    return f32 ? (d3 ? solve_fn<float, 3>() : solve_fn<float, 2>())
-               : (d3 ? solve_fn<double, 3>() : solve_fn<double, 2>());
-  return f32 ? (d3 ? sweeps_fn<float, 3>() : sweeps_fn<float, 2>())
-             : (d3 ? sweeps_fn<double, 3>() : sweeps_fn<double, 2>());
+    return wide ? (void *)solve_grid_kernel<T, DIM, unsigned long long>
+                : (void *)solve_grid_kernel<T, DIM, unsigned>;
+  return wide ? (void *)sweeps_grid_kernel<T, DIM, unsigned long long>
+              : (void *)sweeps_grid_kernel<T, DIM, unsigned>;
+}
+
+/* The persistent kernel for s. Its tile indices are 32-bit unless the box is
+ * so large that tile numbers plus the grid could pass 2^32. */
+void *pick(const coop_stencil *s, int whole_solve) {
+  const int wide = coop_stencil_points(s) >= (1ull << 31);
+  const int f32 = s->prec == COOP_FP32, d3 = s->ndim == 3;
+  return f32 ? (d3 ? kernel_fn<float, 3>(whole_solve, wide) : kernel_fn<float, 2>(whole_solve, wide))
+             : (d3 ? kernel_fn<double, 3>(whole_solve, wide) : kernel_fn<double, 2>(whole_solve, wide));
 }
 
 unsigned grid_for(long long work, long long per_block) {
