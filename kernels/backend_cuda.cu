@@ -180,12 +180,25 @@ int plan_grid(const coop_backend_opts *o, Ctx *c, int whole_solve, int *blocks) 
   return 0;
 }
 
+/* auto: one kernel per sweep for large boxes with ghost width 1. On the H200
+ * (bench/results/2026-11-29-h200x2-jacobi.md) launch mode beat the persistent
+ * whole solve by 18% on 8192^2 and tied on 512^3, while the persistent grid won
+ * on 256^2 (3.0 against 4.7 us per sweep): the barrier saves ~2 us per sweep, which
+ * only matters where a sweep takes a few microseconds (about 2^20 points).
+ * With deep halos (ghost > 1) the persistent k-sweep kernel won at 2 ranks. */
+#define COOP_AUTO_GRID_MAX_POINTS (1 << 20)
+
+int auto_prefers_launch(const coop_stencil *s) {
+  const double owned = (double)s->n[0] * (double)s->n[1] * (double)s->n[2];
+  return s->g[0] == 1 && owned > COOP_AUTO_GRID_MAX_POINTS;
+}
+
 int set_mode(coop_backend *b, const coop_backend_opts *o, Ctx *c) {
   const int want_grid = strcmp(o->sync, "grid") == 0, is_auto = strcmp(o->sync, "auto") == 0;
   b->mode = "launch";
   b->sweeps = cu_sweeps_launch;
   b->solve = NULL;
-  if (!want_grid && !is_auto) return 0;
+  if (!want_grid && !(is_auto && !auto_prefers_launch(o->s))) return 0;
   int rc = plan_grid(o, c, 0, &c->grid_blocks);
   if (!rc) rc = plan_grid(o, c, 1, &c->solve_blocks);
   if (rc && is_auto) { /* auto falls back to one kernel per sweep */
