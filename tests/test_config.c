@@ -2,7 +2,6 @@
  * origins, the resolved text, help, and one test per class of bad input. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <CUnit/Basic.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,6 +14,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "unit.h"
 
 static const char *const good_input =
     "# a full input file\n"
@@ -495,10 +495,7 @@ static void test_getter_faults_abort(void) {
 }
 
 int main(void) {
-  static const struct {
-    const char *name;
-    void (*fn)(void);
-  } tests[] = {
+  static const coop_unit_test tests[] = {
       {"good input", test_good_input},
       {"bool spellings", test_bool_spellings},
       {"defaults and origins", test_defaults_and_origins},
@@ -529,23 +526,5 @@ int main(void) {
       {"parse twice is a fault", test_parse_twice_is_fault},
       {"getter faults abort", test_getter_faults_abort},
   };
-  CU_pSuite suite;
-  unsigned failures;
-  if (CU_initialize_registry() != CUE_SUCCESS) return 1;
-  suite = CU_add_suite("config", NULL, NULL);
-  for (size_t i = 0; suite && i < sizeof tests / sizeof *tests; i++)
-    if (!CU_add_test(suite, tests[i].name, tests[i].fn)) suite = NULL;
-  if (!suite) {
-    CU_cleanup_registry();
-    return 1;
-  }
-  CU_run_all_tests(); /* the core runner prints nothing: silent on success */
-  failures = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-  if (failures) {
-    CU_basic_show_failures(CU_get_failure_list());
-    fprintf(stderr, "\n%u failed assertions in %u tests\n", CU_get_number_of_failures(),
-            CU_get_number_of_tests_failed());
-  }
-  CU_cleanup_registry();
-  return failures ? 1 : 0;
+  return coop_unit_run("config", tests, sizeof tests / sizeof *tests);
 }

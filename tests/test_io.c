@@ -2,7 +2,6 @@
  * with all ranks and rank 0 checks the file through the HDF5 API. */
 #define _XOPEN_SOURCE 700
 
-#include <CUnit/Basic.h>
 #include <dirent.h>
 #include <hdf5.h>
 #include <mpi.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "unit.h"
 #include "io.h"
 
 /* CUnit tests take no arguments: the run's rank, size and scratch directory. */
@@ -663,18 +663,8 @@ static void remove_dir(const char *dir) {
   rmdir(dir);
 }
 
-static void report_failures(void) {
-  for (const CU_FailureRecord *f = CU_get_failure_list(); f; f = f->pNext)
-    fprintf(stderr, "rank %d: %s: %s:%u: %s\n", ctx.rank, f->pTest ? f->pTest->pName : "?",
-            f->strFileName ? f->strFileName : "?", f->uiLineNumber,
-            f->strCondition ? f->strCondition : "");
-}
-
 static int run_suite(void) {
-  static const struct {
-    const char *name;
-    void (*fn)(void);
-  } tests[] = {
+  static const coop_unit_test tests[] = {
       {"write_2d", test_write_2d},           {"write_2d_split_x", test_write_2d_split_x},
       {"write_3d", test_write_3d},           {"empty_block", test_empty_block},
       {"overwrite", test_overwrite},         {"fail_no_directory", test_fail_no_directory},
@@ -683,19 +673,7 @@ static int run_suite(void) {
       {"fail_rename", test_fail_rename},     {"read_errors", test_read_errors},
       {"parallel_flag", test_parallel_flag},
   };
-  if (CU_initialize_registry() != CUE_SUCCESS) return 1;
-  CU_pSuite s = CU_add_suite("io", NULL, NULL);
-  for (size_t i = 0; s && i < sizeof tests / sizeof tests[0]; i++)
-    if (!CU_add_test(s, tests[i].name, tests[i].fn)) s = NULL;
-  if (!s) {
-    CU_cleanup_registry();
-    return 1;
-  }
-  CU_run_all_tests(); /* the core runner prints nothing: silent on success */
-  const int failed = CU_get_number_of_failures() != 0 || CU_get_number_of_tests_failed() != 0;
-  if (failed) report_failures();
-  CU_cleanup_registry();
-  return failed;
+  return coop_unit_run("io", tests, sizeof tests / sizeof tests[0]);
 }
 
 int main(int argc, char **argv) {
