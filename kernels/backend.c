@@ -1,6 +1,5 @@
 #include "backend.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,12 +27,6 @@ const char *coop_reason_name(int reason) {
   }
 }
 
-int coop_converged(double rnorm, double r0, double rtol, double atol) {
-  if (!isfinite(rnorm)) return COOP_REASON_DIVERGED;
-  if (rnorm <= atol) return COOP_REASON_ATOL;
-  if (rnorm <= rtol * r0) return COOP_REASON_RTOL;
-  return COOP_REASON_NONE;
-}
 
 #if !COOP_HAVE_CUDA
 int coop_backend_cuda_create(const coop_backend_opts *o, coop_backend **out) {
@@ -46,6 +39,9 @@ int coop_cuda_device_count(void) { return 0; }
 int coop_cuda_device_name(int dev, char *name, size_t len) {
   (void)dev;
   if (len) name[0] = '\0';
-  return COOP_ERR_RUNTIME;
+  return COOP_ERROR(COOP_ERR_RUNTIME, "this build has no CUDA");
+}
+int coop_cuda_device_busid(int dev, char *id, size_t len) {
+  return coop_cuda_device_name(dev, id, len);
 }
 #endif

@@ -6,6 +6,7 @@
 #ifndef COOP_BACKEND_H
 #define COOP_BACKEND_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,28 @@ typedef enum {
   COOP_REASON_MAX_ITER,
   COOP_REASON_DIVERGED /* NaN or infinite residual */
 } coop_reason;
+
+/* Host and device share these two rules (nvcc compiles them for both). */
+#ifdef __CUDACC__
+#define COOP_HOST_DEVICE __host__ __device__
+#else
+#define COOP_HOST_DEVICE
+#endif
+
+/* The stop test of every backend: a coop_reason, or NONE to go on. */
+static inline COOP_HOST_DEVICE int coop_converged(double rnorm, double r0, double rtol,
+                                                  double atol) {
+  if (!isfinite(rnorm)) return COOP_REASON_DIVERGED;
+  if (rnorm <= atol) return COOP_REASON_ATOL;
+  if (rnorm <= rtol * r0) return COOP_REASON_RTOL;
+  return COOP_REASON_NONE;
+}
+
+/* Where residual check number len goes in a history of cap entries: past the
+ * cap the last entry is overwritten, so the latest check is always kept. */
+static inline COOP_HOST_DEVICE int64_t coop_history_slot(int64_t len, int64_t cap) {
+  return len < cap ? len : cap - 1;
+}
 
 typedef struct coop_backend coop_backend;
 struct coop_backend {
@@ -80,6 +103,7 @@ typedef struct {
   int device;           /* cuda: GPU index */
   int blocks;           /* cuda grid mode: persistent blocks, 0 = all that fit */
   const coop_stencil *s; /* the problem the backend will run (sizes launch plans) */
+  int alone;             /* 1: the rank has no neighbours (one rank): whole solves run */
 } coop_backend_opts;
 
 /* Create a backend; *out is malloc'ed, free with coop_backend_destroy. A cuda
@@ -94,10 +118,10 @@ int coop_backend_cuda_create(const coop_backend_opts *o, coop_backend **out);
 int coop_cuda_device_count(void);
 /* Name of GPU dev into name[len]; 0 on success. */
 int coop_cuda_device_name(int dev, char *name, size_t len);
+/* PCI bus id of GPU dev into id[len] (tells GPUs apart across CUDA_VISIBLE_DEVICES). */
+int coop_cuda_device_busid(int dev, char *id, size_t len);
 
 const char *coop_reason_name(int reason);
-/* The stop test shared by every backend: returns a coop_reason or NONE. */
-int coop_converged(double rnorm, double r0, double rtol, double atol);
 
 #ifdef __cplusplus
 }

@@ -103,14 +103,20 @@ int cu_unpack(coop_backend *b, const coop_stencil *s, const coop_region *r, void
   return coop_unpack_cuda(s, r, u, buf, ctx_of(b)->stream);
 }
 
+int zero_state(Ctx *c, coop_grid_state *st) {
+  COOP_CUDA(cudaMemsetAsync(st, 0, sizeof *st, c->stream));
+  return 0;
+}
+
 int fetch_solve(Ctx *c, coop_grid_state *st, long long *hi, double *hr, long long cap,
                 coop_solve_ctl *ctl) {
   coop_grid_state h;
   COOP_CUDA(cudaMemcpyAsync(&h, st, sizeof h, cudaMemcpyDeviceToHost, c->stream));
   COOP_CUDA(cudaStreamSynchronize(c->stream));
   const long long n = h.hist_len < cap ? h.hist_len : cap;
-  COOP_CUDA(cudaMemcpy(ctl->hist_iter, hi, (size_t)n * sizeof(long long), cudaMemcpyDeviceToHost));
-  COOP_CUDA(cudaMemcpy(ctl->hist_res, hr, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost));
+  COOP_CUDA(cudaMemcpyAsync(ctl->hist_iter, hi, (size_t)n * sizeof(long long), cudaMemcpyDeviceToHost, c->stream));
+  COOP_CUDA(cudaMemcpyAsync(ctl->hist_res, hr, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost, c->stream));
+  COOP_CUDA(cudaStreamSynchronize(c->stream));
   ctl->hist_len = n;
   ctl->iterations = h.iterations;
   ctl->r0 = h.r0;
@@ -130,10 +136,7 @@ int cu_solve(coop_backend *b, const coop_stencil *s, void **u, void **unew, cons
   if ((rc = cu_alloc(b, (void **)&st, sizeof *st)) || (rc = cu_alloc(b, (void **)&hi, cap * sizeof *hi)) ||
       (rc = cu_alloc(b, (void **)&hr, cap * sizeof *hr)))
     goto done;
-  if (cudaMemsetAsync(st, 0, sizeof *st, c->stream) != cudaSuccess) {
-    rc = COOP_ERROR(COOP_ERR_RUNTIME, "cudaMemsetAsync of the solve state failed");
-    goto done;
-  }
+  if ((rc = zero_state(c, st))) goto done;
   if ((rc = coop_solve_grid_cuda(s, *u, *unew, f, ctl, st, hi, hr, cap, c->bx, c->by,
                                  c->solve_blocks, c->stream)))
     goto done;
@@ -172,10 +175,10 @@ int plan_grid(const coop_backend_opts *o, Ctx *c, int whole_solve, int *blocks) 
   if (!coop || most < 1)
     return COOP_ERROR(COOP_ERR_RUNTIME, "GPU %d cannot run a cooperative grid (cooperative launch %s, "
                       "%d blocks resident)", c->dev, coop ? "supported" : "unsupported", most);
-  if (o->blocks > most)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "run.blocks = %d but at most %d blocks (%d per SM x %d SMs) "
-                      "can be resident on GPU %d: a grid barrier over them could never complete",
-                      o->blocks, most, per_sm, sms, c->dev);
+  if (o->blocks > most) /* the user's option, so an input error */
+    return coop_error_input("run.blocks = %d: at most %d blocks (%d per SM x %d SMs) can be "
+                            "resident on GPU %d, and a grid barrier over more could never complete",
+                            o->blocks, most, per_sm, sms, c->dev);
   *blocks = o->blocks > 0 ? o->blocks : most;
   return 0;
 }
@@ -188,9 +191,11 @@ int plan_grid(const coop_backend_opts *o, Ctx *c, int whole_solve, int *blocks) 
  * With deep halos (ghost > 1) the persistent k-sweep kernel won at 2 ranks. */
 #define COOP_AUTO_GRID_MAX_POINTS (1 << 20)
 
-int auto_prefers_launch(const coop_stencil *s) {
+int auto_prefers_launch(const coop_backend_opts *o) {
+  const coop_stencil *s = o->s;
   const double owned = (double)s->n[0] * (double)s->n[1] * (double)s->n[2];
-  return s->g[0] == 1 && owned > COOP_AUTO_GRID_MAX_POINTS;
+  /* with neighbours and ghost 1 the grid mode would run one sweep per launch anyway */
+  return s->g[0] == 1 && (!o->alone || owned > COOP_AUTO_GRID_MAX_POINTS);
 }
 
 int set_mode(coop_backend *b, const coop_backend_opts *o, Ctx *c) {
@@ -198,9 +203,9 @@ int set_mode(coop_backend *b, const coop_backend_opts *o, Ctx *c) {
   b->mode = "launch";
   b->sweeps = cu_sweeps_launch;
   b->solve = NULL;
-  if (!want_grid && !(is_auto && !auto_prefers_launch(o->s))) return 0;
+  if (!want_grid && !(is_auto && !auto_prefers_launch(o))) return 0;
   int rc = plan_grid(o, c, 0, &c->grid_blocks);
-  if (!rc) rc = plan_grid(o, c, 1, &c->solve_blocks);
+  if (!rc && o->alone) rc = plan_grid(o, c, 1, &c->solve_blocks); /* only then used */
   if (rc && is_auto) { /* auto falls back to one kernel per sweep */
     fprintf(stderr, "coopsolve: note: %s; using sync = launch\n", coop_error_message());
     coop_error_clear();
@@ -209,7 +214,7 @@ int set_mode(coop_backend *b, const coop_backend_opts *o, Ctx *c) {
   COOP_CHECK(rc);
   b->mode = "grid";
   b->sweeps = cu_sweeps_grid;
-  b->solve = cu_solve;
+  b->solve = o->alone ? cu_solve : NULL;
   return 0;
 }
 
@@ -265,6 +270,11 @@ extern "C" int coop_cuda_device_count(void) {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
   return n;
+}
+
+extern "C" int coop_cuda_device_busid(int dev, char *id, size_t len) {
+  COOP_CUDA(cudaDeviceGetPCIBusId(id, (int)len, dev));
+  return 0;
 }
 
 extern "C" int coop_cuda_device_name(int dev, char *name, size_t len) {

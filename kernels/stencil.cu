@@ -209,12 +209,6 @@ __global__ void COOP_GRID_BOUNDS sweeps_grid_kernel(Dev p, RegList regs, int k, 
   }
 }
 
-__device__ int converged_dev(double rn, double r0, double rtol, double atol) {
-  if (!isfinite(rn)) return COOP_REASON_DIVERGED;
-  if (rn <= atol) return COOP_REASON_ATOL;
-  if (rn <= rtol * r0) return COOP_REASON_RTOL;
-  return COOP_REASON_NONE;
-}
 
 struct SolveArgs {
   long long max_iter, check_every, hist_cap;
@@ -233,7 +227,7 @@ __device__ double check_grid(cg::grid_group &grid, const Dev &p, const Reg &own,
   grid.sync();
   const double rn = sqrt(*(volatile double *)&st->acc[c & 1]);
   if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) {
-    const long long slot = c < cap ? c : cap - 1; /* past the cap, keep the latest */
+    const long long slot = coop_history_slot(c, cap);
     hi[slot] = it;
     hr[slot] = rn;
     st->hist_len = slot + 1;
@@ -252,7 +246,7 @@ __global__ void COOP_SOLVE_BOUNDS solve_grid_kernel(Dev p, Reg own, T *u, T *un,
   const I tiles = (I)tile_count<sweep_rows<T>()>(own, blockDim.x, blockDim.y);
   const double r0 = check_grid<T, DIM, I>(grid, p, own, u, f, st, 0, 0, hi, hr, a.hist_cap);
   double rn = r0;
-  int reason = converged_dev(r0, r0, a.rtol, a.atol);
+  int reason = coop_converged(r0, r0, a.rtol, a.atol);
   long long it = 0, c = 0;
   if (!reason && it >= a.max_iter) reason = COOP_REASON_MAX_ITER;
   while (!reason) {
@@ -266,7 +260,7 @@ __global__ void COOP_SOLVE_BOUNDS solve_grid_kernel(Dev p, Reg own, T *u, T *un,
     }
     it += n;
     rn = check_grid<T, DIM, I>(grid, p, own, u, f, st, ++c, it, hi, hr, a.hist_cap);
-    reason = converged_dev(rn, r0, a.rtol, a.atol);
+    reason = coop_converged(rn, r0, a.rtol, a.atol);
     if (!reason && it >= a.max_iter) reason = COOP_REASON_MAX_ITER;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) {

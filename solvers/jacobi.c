@@ -8,19 +8,22 @@
 
 #include "solver.h"
 
+/* elapsed < 0: replayed after a whole solve in one launch, when no time is known */
 static void monitor(const coop_solve *sv, int64_t it, double rn, double r0, double elapsed) {
   if (sv->comm->rank != 0) return;
-  const double rate = elapsed > 0 ? (double)sv->global_points * (double)it / elapsed / 1e6 : 0.0;
-  printf("  iter %10lld  residual %.6e  rel %.3e  time %9.3f s  %10.1f Mpts/s\n", (long long)it, rn,
-         r0 > 0 ? rn / r0 : 0.0, elapsed, rate);
+  printf("  iter %10lld  residual %.6e  rel %.3e", (long long)it, rn, r0 > 0 ? rn / r0 : 0.0);
+  if (elapsed >= 0)
+    printf("  time %9.3f s  %10.1f Mpts/s", elapsed,
+           elapsed > 0 ? (double)sv->global_points * (double)it / elapsed / 1e6 : 0.0);
+  printf("\n");
   fflush(stdout);
 }
 
-/* Record a residual check; past the history's room, keep the latest. */
 static void record(coop_solve_ctl *c, int64_t it, double rn) {
-  const int64_t slot = c->hist_len < c->hist_cap ? c->hist_len++ : c->hist_cap - 1;
+  const int64_t slot = coop_history_slot(c->hist_len, c->hist_cap);
   c->hist_iter[slot] = it;
   c->hist_res[slot] = rn;
+  c->hist_len = slot + 1;
 }
 
 static int check(coop_solve *sv, int64_t it, double *rn) {
@@ -39,6 +42,7 @@ static int exchange(coop_solve *sv) {
   COOP_CHECK(sv->be->sync(sv->be)); /* sweeps' time goes to sweeps, not halo */
   sv->t_sweep += MPI_Wtime() - t0;
   t0 = MPI_Wtime();
+  if (coop_fault(sv->comm, "halo")) return COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT)");
   COOP_CHECK(coop_halo_exchange(sv->halo, sv->u));
   sv->t_halo += MPI_Wtime() - t0;
   return 0;
@@ -98,7 +102,7 @@ static int run_whole(coop_solve *sv, double start) {
   int64_t last = -sv->monitor_every;
   for (int64_t i = 0; i < c->hist_len; i++)
     if (c->hist_iter[i] - last >= sv->monitor_every || i + 1 == c->hist_len) {
-      monitor(sv, c->hist_iter[i], c->hist_res[i], c->r0, NAN);
+      monitor(sv, c->hist_iter[i], c->hist_res[i], c->r0, -1.0);
       last = c->hist_iter[i];
     }
   return 0;

@@ -45,7 +45,7 @@ typedef struct {
 static int fail(const coop_comm *c, int local, int status) {
   if (status == COOP_ERR_INPUT) {
     if (c->rank == 0) fprintf(stderr, "coopsolve: %s\n", coop_error_message());
-  } else if (local) {
+  } else if (local && !coop_error_is_remote()) {
     fprintf(stderr, "coopsolve: rank %d: %s\n", c->rank, coop_error_message());
   }
   return status;
@@ -70,24 +70,26 @@ static int slurp(const char *path, char **text, long *len) {
   return rc;
 }
 
-/* Rank 0 reads the file; every rank gets the text (or learns that it failed). */
+/* Rank 0 reads the file; every rank gets the text, or rank 0's status. */
 static int read_input(const coop_comm *c, const char *path, char **text) {
-  long len = -1;
+  long head[2] = {0, -1}; /* status, length */
   *text = NULL;
-  if (c->rank == 0 && slurp(path, text, &len)) {
+  if (c->rank == 0 && (head[0] = slurp(path, text, &head[1]))) {
     free(*text);
     *text = NULL;
   }
-  COOP_MPI(MPI_Bcast(&len, 1, MPI_LONG, 0, c->world));
-  if (len < 0) {
+  COOP_MPI(MPI_Bcast(head, 2, MPI_LONG, 0, c->world));
+  if (head[0]) {
     if (c->rank) coop_error_input("%s: cannot read the input file", path);
-    return COOP_ERR_INPUT;
+    return (int)head[0];
   }
-  if (c->rank && !(*text = malloc((size_t)len + 1)))
-    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  COOP_MPI(MPI_Bcast(*text, (int)len, MPI_CHAR, 0, c->world));
-  (*text)[len] = '\0';
-  if (memchr(*text, '\0', (size_t)len))
+  if (c->rank && !(*text = malloc((size_t)head[1] + 1))) {
+    coop_error_raise(COOP_ERR_RUNTIME, __FILE__, __LINE__, "out of host memory");
+    coop_comm_abort(c, COOP_ERR_RUNTIME); /* the broadcast cannot be joined */
+  }
+  COOP_MPI(MPI_Bcast(*text, (int)head[1], MPI_CHAR, 0, c->world));
+  (*text)[head[1]] = '\0';
+  if (memchr(*text, '\0', (size_t)head[1]))
     return coop_error_input("%s: not a text file (contains a NUL byte)", path);
   return 0;
 }
@@ -162,15 +164,14 @@ static int choose_backend(app_state *a, const coop_comm *c) {
     return COOP_ERROR(COOP_ERR_RUNTIME, "run.backend = cuda but no GPU is visible on this rank%s",
                       coop_cuda_device_count() == 0 && !COOP_HAVE_CUDA ? " (this build has no CUDA)" : "");
   a->device = want_dev >= 0 ? want_dev : c->node_rank % ngpu;
-  if (c->node_rank == 0 && c->node_size > ngpu)
-    fprintf(stderr, "coopsolve: note: %d ranks share %d GPU(s) on this node\n", c->node_size, ngpu);
   return 0;
 }
 
 static int setup_fields(app_state *a) {
   const size_t bytes = coop_stencil_points(&a->s) * coop_stencil_elem_size(&a->s);
   const coop_backend_opts o = {a->backend, coop_config_str(a->cfg, "run.sync"), a->device,
-                               (int)coop_config_int(a->cfg, "run.blocks"), &a->s};
+                               (int)coop_config_int(a->cfg, "run.blocks"), &a->s,
+                               a->dec.dims[0] * a->dec.dims[1] * a->dec.dims[2] == 1};
   void *hu = NULL, *hf = NULL;
   int rc = 0;
   COOP_CHECK(coop_backend_create(&o, &a->be));
@@ -240,7 +241,10 @@ static int prepare(app_state *a, const coop_comm *c) {
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   local = choose_backend(a, c);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
-  if (a->cli.dry_run) return coop_report_dry_run(c, a->cfg, &a->dec, &a->s, a->backend);
+  if (a->cli.dry_run) {
+    local = coop_report_dry_run(c, a->cfg, &a->dec, &a->s, a->backend);
+    return (st = coop_comm_agree(c, local)) ? fail(c, local, st) : 0;
+  }
   local = setup_fields(a);
   if (!local) local = setup_solver(a, c);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);

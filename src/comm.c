@@ -1,9 +1,12 @@
 #include "comm.h"
 
+#include "coop_build.h"
+
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#if defined(HAVE_MPI_EXT_H)
+#if HAVE_MPI_EXT_H
 #include <mpi-ext.h>
 #endif
 
@@ -41,7 +44,7 @@ int coop_comm_agree(const coop_comm *c, int status) {
   }
   if (worst && !status) {
     if (worst == COOP_ERR_INPUT) return worst; /* every rank saw the same input */
-    return COOP_ERROR(worst, "stopped because another rank failed");
+    return coop_error_remote(worst, "stopped because another rank failed");
   }
   return worst;
 }
@@ -51,6 +54,14 @@ void coop_comm_abort(const coop_comm *c, int status) {
   fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, status ? status : 1);
   exit(status ? status : 1); /* not reached */
+}
+
+int coop_fault(const coop_comm *c, const char *where) {
+  const char *spec = getenv("COOP_FAULT");
+  char want[64];
+  if (!spec) return 0;
+  snprintf(want, sizeof want, "%s:%d", where, c->rank);
+  return strcmp(spec, want) == 0;
 }
 
 int coop_comm_cuda_aware(void) {

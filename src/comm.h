@@ -35,6 +35,10 @@ int coop_comm_agree(const coop_comm *c, int status);
  * the ranks cannot agree (inside the iteration loop). Does not return. */
 void coop_comm_abort(const coop_comm *c, int status);
 
+/* Test hook: 1 when the environment says COOP_FAULT=WHERE:RANK for this rank,
+ * so tests can make one rank fail at a named point ("halo", "output"). */
+int coop_fault(const coop_comm *c, const char *where);
+
 /* 1 when the MPI library can take device pointers (MPIX_Query_cuda_support). */
 int coop_comm_cuda_aware(void);
 

@@ -11,14 +11,13 @@ void coop_decomp_split(int64_t n, int parts, int coord, int64_t *count, int64_t 
 int coop_decomp_dims(int size, int ndim, const int64_t global_n[3], int dims[3]) {
   int f[3] = {0, 0, 0}, order[3] = {0, 1, 2};
   COOP_MPI(MPI_Dims_create(size, ndim, f)); /* non-increasing factors */
-  /* axes by length, longest first (stable, so ties keep x before y before z) */
-  for (int a = 0; a < ndim; a++)
-    for (int b = a + 1; b < ndim; b++)
-      if (global_n[order[b]] > global_n[order[a]]) {
-        int t = order[a];
-        order[a] = order[b];
-        order[b] = t;
-      }
+  /* axes by length, longest first; insertion sort keeps ties in x, y, z order */
+  for (int a = 1; a < ndim; a++)
+    for (int b = a; b > 0 && global_n[order[b]] > global_n[order[b - 1]]; b--) {
+      const int t = order[b];
+      order[b] = order[b - 1];
+      order[b - 1] = t;
+    }
   dims[0] = dims[1] = dims[2] = 1;
   for (int a = 0; a < ndim; a++) dims[order[a]] = f[a];
   return 0;

@@ -20,6 +20,11 @@ int coop_error_raise(int code, const char *file, int line, const char *fmt, ...)
 int coop_error_input(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Add a "from file:line" frame to a run-time fault; returns code unchanged. */
 int coop_error_trace(int code, const char *file, int line);
+/* Record that another rank failed (this rank did not); returns code. Such an
+ * error is not printed by this rank: the rank that failed says why. */
+int coop_error_remote(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 when the last error was recorded by coop_error_remote. */
+int coop_error_is_remote(void);
 /* The message of the last error ("" when none). Owned by this module. */
 const char *coop_error_message(void);
 void coop_error_clear(void);

@@ -1,5 +1,6 @@
 #include "halo.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "comm.h"
@@ -47,6 +48,9 @@ int coop_halo_create(coop_halo *h, coop_backend *be, const coop_stencil *s, cons
     h->nbr[a][1] = d->nbr_hi[a];
     coop_halo_regions(s, a, h->send[a], h->recv[a]);
     h->bytes[a] = (size_t)coop_region_points(&h->send[a][0]) * coop_stencil_elem_size(s);
+    if (h->bytes[a] > (size_t)INT_MAX) /* one MPI message carries a face */
+      return COOP_ERROR(COOP_ERR_RUNTIME, "a halo face along axis %d is %zu bytes, more than one MPI "
+                        "message (2 GiB) carries: use more ranks or a smaller grid.ghost", a, h->bytes[a]);
     for (int side = 0; side < 2; side++) {
       if (h->nbr[a][side] == MPI_PROC_NULL) continue;
       COOP_CHECK(be->alloc(be, &h->dsend[a][side], h->bytes[a]));
@@ -76,7 +80,7 @@ static int exchange_axis(coop_halo *h, int a, void *u) {
   coop_backend *be = h->be;
   MPI_Request req[4];
   int nreq = 0;
-  const int count = (int)h->bytes[a]; /* faces are far below 2 GiB per message */
+  const int count = (int)h->bytes[a]; /* checked against INT_MAX at create */
   for (int side = 0; side < 2; side++) {
     if (h->nbr[a][side] == MPI_PROC_NULL) continue;
     void *rbuf = h->staged ? h->hrecv[a][side] : h->drecv[a][side];
@@ -107,6 +111,8 @@ static int exchange_axis(coop_halo *h, int a, void *u) {
 }
 
 int coop_halo_exchange(coop_halo *h, void *u) {
+  /* MPI is about to write receive buffers that queued unpacks may still read */
+  if (h->be->device_memory && !h->staged) COOP_CHECK(h->be->sync(h->be));
   for (int a = 0; a < h->s->ndim; a++)
     if (h->nbr[a][0] != MPI_PROC_NULL || h->nbr[a][1] != MPI_PROC_NULL) COOP_CHECK(exchange_axis(h, a, u));
   return 0;

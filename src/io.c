@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm.h"
 #include "error.h"
 #include "xdmf.h"
 
@@ -32,13 +33,6 @@ static int h5_fail(const char *file, int line, const char *call) {
   (void)H5Eclear2(H5E_DEFAULT); /* nothing left to report if clearing fails */
   return coop_error_raise(COOP_ERR_RUNTIME, file, line, "HDF5: %s failed%s%s", call,
                           text[0] ? ": " : "", text);
-}
-
-static int mpi_fail(const char *file, int line, const char *call, int code) {
-  char text[MPI_MAX_ERROR_STRING] = "";
-  int len = 0;
-  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", code);
-  return coop_error_raise(COOP_ERR_RUNTIME, file, line, "MPI: %s failed: %s", call, text);
 }
 
 /* The *_TRY forms need a local int st and a done: label that releases everything. */
@@ -60,7 +54,7 @@ static int mpi_fail(const char *file, int line, const char *call, int code) {
   do {                                                                        \
     const int mpi_e_ = (call);                                                \
     if (mpi_e_ != MPI_SUCCESS) {                                              \
-      st = mpi_fail(__FILE__, __LINE__, #call, mpi_e_);                       \
+      st = coop_error_mpi(mpi_e_, #call, __FILE__, __LINE__);                       \
       goto done;                                                              \
     }                                                                         \
   } while (0)
@@ -70,11 +64,6 @@ static int mpi_fail(const char *file, int line, const char *call, int code) {
       st = coop_error_trace(st, __FILE__, __LINE__);                          \
       goto done;                                                              \
     }                                                                         \
-  } while (0)
-#define COOP_MPI(call)                                                        \
-  do {                                                                        \
-    const int mpi_e_ = (call);                                                \
-    if (mpi_e_ != MPI_SUCCESS) return mpi_fail(__FILE__, __LINE__, #call, mpi_e_); \
   } while (0)
 /* Close id if open; a failure to close is reported only when nothing failed before. */
 #define H5_CLOSE(id, fn) (st = h5_close(st, (id), (fn), __FILE__, __LINE__, #fn "(" #id ")"))
@@ -106,7 +95,7 @@ static void h5_quiet_end(const h5_quiet *q) {
 static int agree(MPI_Comm comm, int st, const char *path) {
   int any = 0;
   const int e = MPI_Allreduce(&st, &any, 1, MPI_INT, MPI_MAX, comm);
-  if (e != MPI_SUCCESS) return st ? st : mpi_fail(__FILE__, __LINE__, "MPI_Allreduce", e);
+  if (e != MPI_SUCCESS) return st ? st : coop_error_mpi(e, "MPI_Allreduce", __FILE__, __LINE__);
   if (st) return st;
   if (any) return COOP_ERROR(COOP_ERR_RUNTIME, "another rank failed while writing %s", path);
   return 0;

@@ -30,7 +30,10 @@ int coop_report_dry_run(const coop_comm *c, const coop_config *cfg, const coop_d
                         const coop_stencil *s, const char *backend) {
   int64_t box[6] = {d->n[0], d->n[1], d->n[2], d->offset[0], d->offset[1], d->offset[2]};
   int64_t *all = c->rank == 0 ? malloc(sizeof box * (size_t)c->size) : NULL;
-  if (c->rank == 0 && !all) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if (c->rank == 0 && !all) {
+    coop_error_raise(COOP_ERR_RUNTIME, __FILE__, __LINE__, "out of host memory");
+    coop_comm_abort(c, COOP_ERR_RUNTIME); /* the gather cannot be joined */
+  }
   COOP_MPI(MPI_Gather(box, 6, MPI_INT64_T, all, 6, MPI_INT64_T, 0, c->world));
   if (c->rank == 0) {
     char *resolved = coop_config_resolved(cfg);
@@ -74,35 +77,39 @@ static int fetch_owned(const coop_report_input *in, const coop_solve *sv, void *
   return rc;
 }
 
-/* Device names of all ranks, "; "-joined without repeats, and the GPU count
- * (distinct host and device pairs). */
+/* Device names of all ranks, "; "-joined without repeats, and the GPU count:
+ * distinct (host, PCI bus id) pairs, so ranks that each see their own GPU as
+ * device 0 still count apart. Every rank takes part in the gather even when
+ * its own query failed; the failure is returned afterwards. */
 static int gather_devices(const coop_comm *c, const coop_report_input *in, char *names, size_t len,
                           int *gpus) {
-  char mine[256] = "", host[64] = "";
-  char *all = c->rank == 0 ? calloc((size_t)c->size, 2 * sizeof mine) : NULL;
+  enum { KEY = 384 };
+  char key[KEY] = "", host[64] = "", name[128] = "", bus[32] = "";
+  int rc = 0;
   gethostname(host, sizeof host - 1);
-  if (in->device >= 0) {
-    char name[128] = "";
-    COOP_CHECK(coop_cuda_device_name(in->device, name, sizeof name));
-    snprintf(mine, sizeof mine, "%s", name);
+  if (in->device >= 0 && !(rc = coop_cuda_device_name(in->device, name, sizeof name)))
+    rc = coop_cuda_device_busid(in->device, bus, sizeof bus);
+  snprintf(key, sizeof key, "%s|%s|%s", host, bus, name);
+  char *all = c->rank == 0 ? calloc((size_t)c->size, KEY) : NULL;
+  if (c->rank == 0 && !all) {
+    coop_error_raise(COOP_ERR_RUNTIME, __FILE__, __LINE__, "out of host memory");
+    coop_comm_abort(c, COOP_ERR_RUNTIME); /* the gather cannot be joined */
   }
-  char key[2 * sizeof mine];
-  snprintf(key, sizeof key, "%s|%d|%s", host, in->device, mine);
-  COOP_MPI(MPI_Gather(key, (int)sizeof key, MPI_CHAR, all, (int)sizeof key, MPI_CHAR, 0, c->world));
+  COOP_MPI(MPI_Gather(key, KEY, MPI_CHAR, all, KEY, MPI_CHAR, 0, c->world));
   names[0] = '\0';
   *gpus = 0;
-  for (int r = 0; c->rank == 0 && r < c->size; r++) {
-    const char *k = all + r * sizeof key, *dev = strrchr(k, '|') + 1;
+  for (int r = 0; c->rank == 0 && in->device >= 0 && r < c->size; r++) {
+    const char *k = all + (size_t)r * KEY, *dev = strrchr(k, '|') + 1;
     int seen = 0;
-    for (int q = 0; q < r; q++) seen |= strcmp(all + q * sizeof key, k) == 0;
-    if (seen || in->device < 0) continue;
+    for (int q = 0; q < r; q++) seen |= strcmp(all + (size_t)q * KEY, k) == 0;
+    if (seen) continue;
     (*gpus)++;
     if (!strstr(names, dev))
       snprintf(names + strlen(names), len - strlen(names), "%s%s", names[0] ? "; " : "", dev);
   }
   free(all);
   COOP_MPI(MPI_Bcast(gpus, 1, MPI_INT, 0, c->world));
-  return 0;
+  return rc;
 }
 
 typedef struct {
@@ -199,6 +206,9 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
          sv->t_solve, sv->t_sweep, sv->t_halo, sv->t_check, in->t_setup);
   printf("  throughput  %.1f Mpoints/s, %.1f GB/s (3 values moved per point update)\n", fig->mpts,
          fig->gbs);
+  if (fig->gpus && fig->gpus < c->size)
+    printf("  note        %d ranks shared %d GPU(s): timings are not per-GPU figures\n", c->size,
+           fig->gpus);
   printf("  output      %s\n", coop_config_str(in->cfg, "output.file"));
   fflush(stdout);
 }
@@ -208,9 +218,10 @@ int coop_report_write(const coop_comm *c, const coop_report_input *in, const coo
   run_figures fig;
   memset(&fig, 0, sizeof fig);
   int rc = fetch_owned(in, sv, &owned);
-  /* agree before the collective steps, so a failed download cannot hang them */
+  if (!rc && coop_fault(c, "output")) rc = COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT)");
+  /* agree before each collective step, so no rank enters one alone */
   if (!(rc = coop_comm_agree(c, rc))) rc = compute_figures(c, in, sv, owned, &fig);
-  if (!rc) rc = write_file(c, in, sv, owned, &fig);
+  if (!(rc = coop_comm_agree(c, rc))) rc = write_file(c, in, sv, owned, &fig);
   if (!rc && c->rank == 0) print_summary(c, in, sv, &fig);
   free(owned);
   return rc;

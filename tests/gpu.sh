@@ -1,6 +1,7 @@
 #!/bin/sh
 # The cuda backend, modes launch and grid, against the host backend at 1 and
-# 2 ranks: fields agree to 1e-12 relative in fp64. Skips where no GPU is.
+# 2 ranks: fields agree to 1e-12 relative in fp64 (1e-5 in fp32), and every
+# cuda run of a case gives the same bits. Skips where no GPU is.
 . "$COOP_SRCDIR/tests/common.sh"
 "$COOPSOLVE" --version | grep -q '^CUDA: yes' || { echo "SKIP: built without CUDA"; exit 77; }
 "$COOPSOLVE" --version | grep -q '^GPUs visible: [1-9]' || { echo "SKIP: no GPU visible"; exit 77; }
@@ -17,7 +18,7 @@ solve() { # out, ranks, backend, sync, options...
 
 mode_of() { $PY -c 'import h5py,sys; m=h5py.File(sys.argv[1])["solver"].attrs["mode"]; print(m.decode() if isinstance(m,bytes) else m)' "$1"; }
 
-compare() { # name, options...
+compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
   name=$1
   shift
   solve "$name-host" 1 host auto "$@"
@@ -25,8 +26,11 @@ compare() { # name, options...
     for sync in launch grid; do
       solve "$name-$sync-$n" $n cuda $sync "$@"
       [ "$(mode_of "$TMP/$name-$sync-$n.h5")" = $sync ] || fail "$name: mode is not $sync"
-      $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$name-$sync-$n.h5" --rtol 1e-12 ||
+      $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$name-$sync-$n.h5" --rtol "${TOL:-1e-12}" ||
         fail "$name: cuda $sync at $n ranks differs from host"
+      # same arithmetic per point in every mode and decomposition: same bits
+      $PY "$H5CHECK" same "$TMP/$name-launch-1.h5" "$TMP/$name-$sync-$n.h5" ||
+        fail "$name: cuda $sync at $n ranks is not bit-identical to launch at 1 rank"
     done
   done
 }
@@ -36,6 +40,11 @@ compare g2d $fixed --set grid.nx=200 --set grid.ny=150
 compare g2d-deep $fixed --set grid.nx=200 --set grid.ny=150 --set grid.ghost=3 --set problem.type=laplace
 compare g3d $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30
 compare g3d-deep $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30 --set grid.ghost=2
+TOL=1e-5 compare g2d-fp32 $fixed --set grid.nx=200 --set grid.ny=150 --set solver.precision=fp32
+TOL=1e-5 compare g3d-fp32 $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30 \
+  --set grid.ghost=2 --set solver.precision=fp32
+# a persistent grid of 2 blocks: each block strides over many tiles
+compare g2d-2blocks $fixed --set grid.nx=200 --set grid.ny=150 --set run.blocks=2 --set grid.ghost=2
 # a converged solve: at one rank grid mode runs it in one launch, stop test included
 compare conv --set grid.nx=64 --set grid.ny=48 --set solver.rtol=1e-8 --set solver.check_every=100
 for f in "$TMP"/conv-*.h5; do
@@ -47,6 +56,18 @@ print(sys.argv[2], b["iterations"], b["reason"], "ok" if ok else "MISMATCH")
 sys.exit(0 if ok else 1)
 PYEOF
 done
+
+# sync = auto: persistent grid for small boxes and deep halos, launch otherwise
+auto_is() { # expected mode, ranks, options...
+  want=$1 n=$2
+  shift 2
+  solve auto $n cuda auto --set solver.max_iter=2 "$@"
+  [ "$(mode_of "$TMP/auto.h5")" = "$want" ] || fail "sync = auto at $n ranks with $*: not $want"
+}
+auto_is grid 1 --set grid.nx=256 --set grid.ny=256
+auto_is launch 1 --set grid.nx=1100 --set grid.ny=1000
+auto_is launch 2 --set grid.nx=256 --set grid.ny=256
+auto_is grid 2 --set grid.nx=256 --set grid.ny=256 --set grid.ghost=2
 
 # a grid that cannot be co-resident is refused, never launched
 if coop_mpirun 1 "$COOPSOLVE" --backend cuda --set run.sync=grid --set run.blocks=1000000 \

@@ -35,6 +35,13 @@ static void test_dims(void) {
   CU_ASSERT(dims[0] >= dims[1] && dims[1] >= dims[2]);
   CU_ASSERT_EQUAL(coop_decomp_dims(4, 3, long_z, dims), 0);
   CU_ASSERT(dims[2] == 2 && dims[0] * dims[1] == 2);
+  const int64_t ties[3] = {5, 5, 10}; /* z longest, then x before y */
+  CU_ASSERT_EQUAL(coop_decomp_dims(12, 3, ties, dims), 0);
+  CU_ASSERT(dims[2] == 3 && dims[0] == 2 && dims[1] == 2);
+  CU_ASSERT_EQUAL(coop_decomp_dims(8, 3, ties, dims), 0);
+  CU_ASSERT(dims[2] == 2 && dims[0] == 2 && dims[1] == 2);
+  CU_ASSERT_EQUAL(coop_decomp_dims(18, 3, ties, dims), 0);
+  CU_ASSERT(dims[2] == 3 && dims[0] == 3 && dims[1] == 2);
   CU_ASSERT_EQUAL(coop_decomp_dims(7, 2, cube, dims), 0);
   CU_ASSERT_EQUAL(dims[0] * dims[1], 7);
 }
