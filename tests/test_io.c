@@ -143,6 +143,18 @@ static void path_in_dir(char *out, size_t len, const char *name) {
   snprintf(out, len, "%s/%s", ctx.dir, name);
 }
 
+/* STEM.h5 and STEM.xmf in the test directory. */
+static void paths_in_dir(const char *stem, char path[PATH_LEN], char xmf[PATH_LEN]) {
+  snprintf(path, PATH_LEN, "%s/%s.h5", ctx.dir, stem);
+  snprintf(xmf, PATH_LEN, "%s/%s.xmf", ctx.dir, stem);
+}
+
+/* End of a test: free the fixture, and no rank runs ahead into the next one. */
+static void fixture_done(fixture *fx) {
+  fixture_free(fx);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static int exists(const char *path) { return access(path, F_OK) == 0; }
 
 static int exists_suffix(const char *path, const char *suffix) {
@@ -386,12 +398,10 @@ static void test_write_2d(void) {
   int procs[2];
   dims_2(procs);
   fixture_init(&fx, 2, shape, procs);
-  path_in_dir(path, sizeof path, "run2d.h5");
-  path_in_dir(xmf, sizeof xmf, "run2d.xmf");
+  paths_in_dir("run2d", path, xmf);
   CU_ASSERT_EQUAL(coop_io_write(path, &fx.r, 1), 0);
   check_output(&fx, path, xmf);
-  fixture_free(&fx);
-  MPI_Barrier(MPI_COMM_WORLD);
+  fixture_done(&fx);
 }
 
 /* Split along the fastest axis: every rank's block is a strided hyperslab. */
@@ -408,8 +418,7 @@ static void test_write_2d_split_x(void) {
   if (ctx.rank == 0) {
     CU_ASSERT(!exists_suffix(path, ".xmf"));
   }
-  fixture_free(&fx);
-  MPI_Barrier(MPI_COMM_WORLD);
+  fixture_done(&fx);
 }
 
 static void test_write_3d(void) {
@@ -431,12 +440,10 @@ static void test_write_3d(void) {
   fx.r.has_exact = 1;
   fx.r.error_max = 0.125;
   fx.r.error_l2 = 0.0625;
-  path_in_dir(path, sizeof path, "run3d.h5");
-  path_in_dir(xmf, sizeof xmf, "run3d.xmf");
+  paths_in_dir("run3d", path, xmf);
   CU_ASSERT_EQUAL(coop_io_write(path, &fx.r, 1), 0);
   check_output(&fx, path, xmf);
-  fixture_free(&fx);
-  MPI_Barrier(MPI_COMM_WORLD);
+  fixture_done(&fx);
 }
 
 /* More ranks than rows: from 3 ranks on, one rank owns no points. */
@@ -449,8 +456,7 @@ static void test_empty_block(void) {
   path_in_dir(path, sizeof path, "empty.h5");
   CU_ASSERT_EQUAL(coop_io_write(path, &fx.r, 1), 0);
   check_output(&fx, path, NULL);
-  fixture_free(&fx);
-  MPI_Barrier(MPI_COMM_WORLD);
+  fixture_done(&fx);
 }
 
 /* A stale PATH.tmp and an older PATH are replaced. */
@@ -477,8 +483,7 @@ static void test_overwrite(void) {
   fx.r.iterations = 1234;
   CU_ASSERT_EQUAL(coop_io_write(path, &fx.r, 0), 0);
   check_output(&fx, path, NULL);
-  fixture_free(&fx);
-  MPI_Barrier(MPI_COMM_WORLD);
+  fixture_done(&fx);
 }
 
 /* Every rank must fail, and nothing may be left under any of the four names. */
@@ -509,12 +514,10 @@ static void test_fail_no_directory(void) {
   int procs[2];
   dims_2(procs);
   fixture_init(&fx, 2, shape, procs);
-  path_in_dir(path, sizeof path, "missing/out.h5");
-  path_in_dir(xmf, sizeof xmf, "missing/out.xmf");
+  paths_in_dir("missing/out", path, xmf);
   /* The file create fails on every rank (parallel) or on rank 0 (serial). */
   expect_failure(&fx, path, xmf, coop_io_parallel() ? -1 : 0, "H5Fcreate");
-  fixture_free(&fx);
-  MPI_Barrier(MPI_COMM_WORLD);
+  fixture_done(&fx);
 }
 
 /* Only the last rank's arguments are wrong; the others must not wait for it. */
@@ -525,11 +528,9 @@ static void test_fail_one_rank(void) {
   const int procs[3] = {ctx.size, 1, 1};
   fixture_init(&fx, 3, shape, procs);
   if (ctx.rank == ctx.size - 1) fx.fields[1].data = NULL;
-  path_in_dir(path, sizeof path, "onebad.h5");
-  path_in_dir(xmf, sizeof xmf, "onebad.xmf");
+  paths_in_dir("onebad", path, xmf);
   expect_failure(&fx, path, xmf, ctx.size - 1, "field v: no data");
-  fixture_free(&fx);
-  MPI_Barrier(MPI_COMM_WORLD);
+  fixture_done(&fx);
 }
 
 /* Blocks that do not cover the grid (one rank short of a row). */
@@ -540,11 +541,9 @@ static void test_fail_gap(void) {
   const int procs[2] = {ctx.size, 1};
   fixture_init(&fx, 2, shape, procs);
   if (ctx.rank == 0) fx.r.local_shape[0]--;
-  path_in_dir(path, sizeof path, "gap.h5");
-  path_in_dir(xmf, sizeof xmf, "gap.xmf");
+  paths_in_dir("gap", path, xmf);
   expect_failure(&fx, path, xmf, -1, "rank blocks hold");
-  fixture_free(&fx);
-  MPI_Barrier(MPI_COMM_WORLD);
+  fixture_done(&fx);
 }
 
 static void test_fail_disagree(void) {
@@ -555,14 +554,12 @@ static void test_fail_disagree(void) {
   fixture_init(&fx, 2, shape, procs);
   if (ctx.rank == ctx.size - 1) fx.fields[1].is_float = 0;
   if (ctx.size == 1) fx.fields[1].name = "bad/name";
-  path_in_dir(path, sizeof path, "disagree.h5");
-  path_in_dir(xmf, sizeof xmf, "disagree.xmf");
+  paths_in_dir("disagree", path, xmf);
   if (ctx.size == 1)
     expect_failure(&fx, path, xmf, 0, "invalid field name");
   else
     expect_failure(&fx, path, xmf, -1, "ranks disagree on the fields");
-  fixture_free(&fx);
-  MPI_Barrier(MPI_COMM_WORLD);
+  fixture_done(&fx);
 }
 
 /* The XDMF file cannot be created (a directory holds its temporary name): the
@@ -575,8 +572,7 @@ static void test_fail_late(void) {
   dims_2(d2);
   const int procs[3] = {1, d2[0], d2[1]};
   fixture_init(&fx, 3, shape, procs);
-  path_in_dir(path, sizeof path, "late.h5");
-  path_in_dir(xmf, sizeof xmf, "late.xmf");
+  paths_in_dir("late", path, xmf);
   snprintf(blocker, sizeof blocker, "%s.tmp", xmf);
   if (ctx.rank == 0) CU_ASSERT_EQUAL(mkdir(blocker, 0700), 0);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -591,8 +587,7 @@ static void test_fail_late(void) {
     CU_ASSERT(!exists(xmf));
   }
   coop_error_clear();
-  fixture_free(&fx);
-  MPI_Barrier(MPI_COMM_WORLD);
+  fixture_done(&fx);
 }
 
 /* The final rename fails (a directory has the name): both temporaries go, the
@@ -604,8 +599,7 @@ static void test_fail_rename(void) {
   int procs[2];
   dims_2(procs);
   fixture_init(&fx, 2, shape, procs);
-  path_in_dir(path, sizeof path, "taken.h5");
-  path_in_dir(xmf, sizeof xmf, "taken.xmf");
+  paths_in_dir("taken", path, xmf);
   if (ctx.rank == 0) CU_ASSERT_EQUAL(mkdir(path, 0700), 0);
   MPI_Barrier(MPI_COMM_WORLD);
   CU_ASSERT_NOT_EQUAL(coop_io_write(path, &fx.r, 1), 0);
@@ -620,8 +614,7 @@ static void test_fail_rename(void) {
     CU_ASSERT_EQUAL(rmdir(path), 0);
   }
   coop_error_clear();
-  fixture_free(&fx);
-  MPI_Barrier(MPI_COMM_WORLD);
+  fixture_done(&fx);
 }
 
 static void test_read_errors(void) {
