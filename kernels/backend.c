@@ -1,36 +1,25 @@
-#include "backend.h"
+#include "core/backend.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "coop_build.h"
-#include "error.h"
+#include "core/error.h"
 
-int coop_backend_create(const coop_backend_opts *o, coop_backend **out) {
+int coop_backend_create(const char *name, int device, coop_backend **out) {
   *out = NULL;
-  if (strcmp(o->name, "host") == 0) return coop_backend_host_create(out);
-  if (strcmp(o->name, "cuda") == 0) return coop_backend_cuda_create(o, out);
-  return COOP_ERROR(COOP_ERR_RUNTIME, "unknown backend '%s'", o->name);
+  if (strcmp(name, "host") == 0) return coop_backend_host_create(out);
+  if (strcmp(name, "cuda") == 0) return coop_backend_cuda_create(device, out);
+  return COOP_ERROR(COOP_ERR_RUNTIME, "unknown backend '%s'", name);
 }
 
 void coop_backend_destroy(coop_backend *b) {
   if (b && b->destroy) b->destroy(b);
 }
 
-const char *coop_reason_name(int reason) {
-  switch (reason) {
-    case COOP_REASON_RTOL: return "rtol";
-    case COOP_REASON_ATOL: return "atol";
-    case COOP_REASON_MAX_ITER: return "max_iter";
-    case COOP_REASON_DIVERGED: return "diverged";
-    default: return "none";
-  }
-}
-
-
 #if !COOP_HAVE_CUDA
-int coop_backend_cuda_create(const coop_backend_opts *o, coop_backend **out) {
-  (void)o;
+int coop_backend_cuda_create(int device, coop_backend **out) {
+  (void)device;
   *out = NULL;
   return COOP_ERROR(COOP_ERR_RUNTIME,
                     "backend 'cuda' requested but this build has no CUDA (configure --with-cuda)");

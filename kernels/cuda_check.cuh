@@ -5,7 +5,7 @@
 
 #include <cuda_runtime.h>
 
-#include "error.h"
+#include "core/error.h"
 
 #define COOP_CUDA(call)                                                               \
   do {                                                                                \

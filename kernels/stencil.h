@@ -1,57 +1,82 @@
-/* The Poisson stencil on one rank's box: -lap(u) = f, 5-point (2D) or 7-point
- * (3D), one Jacobi sweep, and the residual. Fields are stored with ghost layers
- * (x fastest); the host versions live in stencil_host.c, the CUDA ones in
- * stencil.cu, and the solver reaches both through kernels/backend.h. */
+/* The Poisson operator -lap(u) on one rank's box: 5-point (2D) or 7-point (3D),
+ * constant coefficients 1/h^2 per axis. Two forms:
+ *  - Jacobi form on stored fields with ghost layers (core/grid.h layout): a
+ *    sweep, k sweeps between exchanges, the residual;
+ *  - Krylov form on vectors of the owned points only (contiguous, x fastest):
+ *    y = A x with points outside the box zero, plus the faces a neighbour
+ *    needs and the correction from the faces it sends.
+ * Host versions live in stencil_host.c, CUDA ones in stencil.cu; the dispatch
+ * (stencil.c) picks by backend. */
 #ifndef COOP_STENCIL_H
 #define COOP_STENCIL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/backend.h"
+#include "core/grid.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum { COOP_FP64 = 0, COOP_FP32 = 1 } coop_precision;
+/* Most sweeps between two halo exchanges (the largest ghost width, grid.ghost). */
+#define COOP_MAX_SWEEPS_PER_EXCHANGE 16
 
 typedef struct {
-  int ndim;
-  coop_precision prec;
-  int64_t n[3];    /* owned points per axis, x first; n[2] = 1 in 2D */
-  int64_t g[3];    /* ghost width per axis (0 on z in 2D) */
-  int64_t ext[3];  /* stored points per axis: n + 2g */
+  coop_grid grid;
   double w[3];     /* 1/h^2 per axis, 0 on unused axes */
   double inv_diag; /* 1 / (2 sum w) */
 } coop_stencil;
 
-/* A box of points in local coordinates (0 = first owned point; ghosts are
- * negative or >= n), half-open [lo, hi) per axis. */
-typedef struct {
-  int64_t lo[3], hi[3];
-} coop_region;
-
 /* Fill s for a box of n owned points with ghost width g and spacings h. */
 void coop_stencil_init(coop_stencil *s, int ndim, coop_precision prec, const int64_t n[3],
                        int g, const double h[3]);
-size_t coop_stencil_points(const coop_stencil *s);   /* stored points */
-size_t coop_stencil_elem_size(const coop_stencil *s); /* 8 or 4 */
-/* Storage index of local point (i, j, k). */
-static inline int64_t coop_stencil_index(const coop_stencil *s, int64_t i, int64_t j, int64_t k) {
-  return (i + s->g[0]) + s->ext[0] * ((j + s->g[1]) + s->ext[1] * (k + s->g[2]));
-}
-int64_t coop_region_points(const coop_region *r);
-/* The owned points. */
-coop_region coop_region_owned(const coop_stencil *s);
 
-/* Host (CPU) versions, the reference. Arrays are stored fields of s->prec.
- * unew = (f + sum_a w_a (u[-e_a] + u[+e_a])) * inv_diag on the region. */
+/* ---- Jacobi form (dispatch) ----
+ * k sweeps, sweep i over regions[i], ping-ponging u -> unew -> u ...: after an
+ * odd k the newest values are in unew. blocks > 0 on a GPU: one persistent
+ * cooperative launch of that many blocks (a grid barrier between sweeps);
+ * 0: one kernel per sweep. */
+int coop_stencil_sweeps(coop_backend *be, const coop_stencil *s, const coop_region *regions,
+                        int k, int blocks, void *u, void *unew, const void *f);
+/* Sum over owned points of (f - A u)^2, accumulated in double. Blocking. */
+int coop_stencil_residual(coop_backend *be, const coop_stencil *s, const void *u, const void *f,
+                          double *sumsq);
+/* Largest co-resident grid of the k-sweep kernel on this GPU (0 on the host). */
+int coop_stencil_sweeps_max_blocks(coop_backend *be, const coop_stencil *s, int *blocks);
+
+/* ---- Krylov form (dispatch); prec = s->grid.prec ---- */
+int coop_stencil_apply(coop_backend *be, const coop_stencil *s, const void *x, void *y);
+/* face[a][0]: x's points with index 0 along axis a; face[a][1]: index n_a - 1;
+ * each contiguous over the other axes (lower axis fastest). NULL: skipped. */
+int coop_stencil_pack_faces(coop_backend *be, const coop_stencil *s, const void *x,
+                            void *const face[3][2]);
+/* y -= w_a * ghost for the points next to each non-NULL ghost face (ghost[a][0]
+ * holds the neighbour's points just below index 0 along a, laid out as face). */
+int coop_stencil_add_faces(coop_backend *be, const coop_stencil *s, const void *const ghost[3][2],
+                           void *y);
+/* Points in face a (the owned points with one index fixed along a). */
+int64_t coop_stencil_face_points(const coop_stencil *s, int a);
+
+/* ---- host versions (the reference) ---- */
+/* unew = (f + sum_a w_a (u[-e_a] + u[+e_a])) * inv_diag on the region. */
 int coop_jacobi_sweep_host(const coop_stencil *s, const coop_region *r, const void *u, void *unew,
                            const void *f);
-/* Sum over owned points of (f - A u)^2, accumulated in double. */
 int coop_residual_host(const coop_stencil *s, const void *u, const void *f, double *sumsq);
 /* Copy the region of u to/from a contiguous buffer (x fastest). */
-int coop_pack_host(const coop_stencil *s, const coop_region *r, const void *u, void *buf);
-int coop_unpack_host(const coop_stencil *s, const coop_region *r, void *u, const void *buf);
+int coop_pack_host(const coop_grid *gr, const coop_region *r, const void *u, void *buf);
+int coop_unpack_host(const coop_grid *gr, const coop_region *r, void *u, const void *buf);
+int coop_stencil_apply_host(const coop_stencil *s, const void *x, void *y);
+int coop_stencil_pack_faces_host(const coop_stencil *s, const void *x, void *const face[3][2]);
+int coop_stencil_add_faces_host(const coop_stencil *s, const void *const ghost[3][2], void *y);
+
+/* ---- CUDA versions (kernels/stencil.cu); device pointers, stream a cudaStream_t ---- */
+int coop_stencil_apply_cuda(const coop_stencil *s, const void *x, void *y, void *stream);
+int coop_stencil_pack_faces_cuda(const coop_stencil *s, const void *x, void *const face[3][2],
+                                 void *stream);
+int coop_stencil_add_faces_cuda(const coop_stencil *s, const void *const ghost[3][2], void *y,
+                                void *stream);
 
 #ifdef __cplusplus
 }

@@ -1,19 +1,19 @@
-#include "stencil.h"
+#include "kernels/stencil.h"
 
 #define REAL double
 #define SFX f64
-#include "stencil_host_impl.h"
+#include "kernels/stencil_host_impl.h"
 #undef REAL
 #undef SFX
 #define REAL float
 #define SFX f32
-#include "stencil_host_impl.h"
+#include "kernels/stencil_host_impl.h"
 #undef REAL
 #undef SFX
 
 int coop_jacobi_sweep_host(const coop_stencil *s, const coop_region *r, const void *u, void *unew,
                            const void *f) {
-  if (s->prec == COOP_FP32)
+  if (s->grid.prec == COOP_FP32)
     sweep_f32(s, r, u, unew, f);
   else
     sweep_f64(s, r, u, unew, f);
@@ -21,22 +21,22 @@ int coop_jacobi_sweep_host(const coop_stencil *s, const coop_region *r, const vo
 }
 
 int coop_residual_host(const coop_stencil *s, const void *u, const void *f, double *sumsq) {
-  *sumsq = s->prec == COOP_FP32 ? residual_f32(s, u, f) : residual_f64(s, u, f);
+  *sumsq = s->grid.prec == COOP_FP32 ? residual_f32(s, u, f) : residual_f64(s, u, f);
   return 0;
 }
 
-int coop_pack_host(const coop_stencil *s, const coop_region *r, const void *u, void *buf) {
-  if (s->prec == COOP_FP32)
-    pack_f32(s, r, u, buf);
+int coop_pack_host(const coop_grid *gr, const coop_region *r, const void *u, void *buf) {
+  if (gr->prec == COOP_FP32)
+    pack_f32(gr, r, u, buf);
   else
-    pack_f64(s, r, u, buf);
+    pack_f64(gr, r, u, buf);
   return 0;
 }
 
-int coop_unpack_host(const coop_stencil *s, const coop_region *r, void *u, const void *buf) {
-  if (s->prec == COOP_FP32)
-    unpack_f32(s, r, u, buf);
+int coop_unpack_host(const coop_grid *gr, const coop_region *r, void *u, const void *buf) {
+  if (gr->prec == COOP_FP32)
+    unpack_f32(gr, r, u, buf);
   else
-    unpack_f64(s, r, u, buf);
+    unpack_f64(gr, r, u, buf);
   return 0;
 }

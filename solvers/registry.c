@@ -1,13 +1,23 @@
 #include <string.h>
 
-#include "solver.h"
+#include "solvers/solver.h"
 
-static const coop_solver_entry solvers[] = {
-    {"jacobi", "Jacobi iteration for the Poisson problem", coop_solver_jacobi},
-};
+static const coop_solver_type *const solvers[] = {
+    &coop_solver_jacobi, &coop_solver_cg, &coop_solver_pipecg, &coop_solver_bicgstab};
+#define NSOLVERS (sizeof solvers / sizeof solvers[0])
 
-const coop_solver_entry *coop_solver_lookup(const char *name) {
-  for (size_t i = 0; i < sizeof solvers / sizeof solvers[0]; i++)
-    if (strcmp(solvers[i].name, name) == 0) return &solvers[i];
+const coop_solver_type *coop_solver_lookup(const char *name) {
+  for (size_t i = 0; i < NSOLVERS; i++)
+    if (strcmp(solvers[i]->name, name) == 0) return solvers[i];
   return NULL;
+}
+
+const char *coop_solver_names(void) {
+  static char names[256];
+  if (!names[0])
+    for (size_t i = 0; i < NSOLVERS; i++) {
+      if (i) strcat(names, "|");
+      strcat(names, solvers[i]->name);
+    }
+  return names;
 }

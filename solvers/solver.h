@@ -1,42 +1,82 @@
-/* The solver interface: a solver runs on a prepared rank (fields on the
- * backend, halo plan, stopping rule) and fills in the results. Solvers are
- * written once against kernels/backend.h and found by name in the registry. */
+/* The solver interface. A solver type has a lifecycle (setup allocates its own
+ * work vectors, solve, view, destroy) and runs on a prepared problem: the
+ * Krylov form (operator A, right-hand side b, initial guess x on the backend)
+ * or, for Jacobi on a grid, the stored fields with ghost layers and their halo
+ * plan. The stop test, monitor and history are shared services of this layer
+ * (solvers/stop.h, solvers/monitor.c); a method never prints or writes files
+ * itself. Solver types are found by name in the registry. */
 #ifndef COOP_SOLVER_H
 #define COOP_SOLVER_H
 
 #include <stdint.h>
+#include <stdio.h>
 
-#include "backend.h"
-#include "comm.h"
-#include "halo.h"
-#include "stencil.h"
+#include "core/backend.h"
+#include "core/comm.h"
+#include "core/halo.h"
+#include "kernels/op.h"
+#include "kernels/stencil.h"
+#include "kernels/vec.h"
+#include "solvers/stop.h"
+
+#define COOP_MAX_PHASES 8
 
 typedef struct {
   /* set by the caller */
   const coop_comm *comm;
   coop_backend *be;
+  const char *sync;      /* run.sync: auto, grid or launch (ignored on the host) */
+  int blocks;            /* run.blocks: persistent grid size, 0 = all that fit */
+  const char *pc;        /* solver.pc: none or jacobi */
+  int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none */
+  int64_t global_n;      /* unknowns on all ranks, for throughput */
+  coop_solve_ctl ctl;    /* stopping rule in, results and history out */
+  /* Krylov form */
+  coop_op *A;
+  coop_vec *b, *x; /* x: the initial guess in, the solution out */
+  /* grid form (Jacobi) */
   coop_halo *halo;
   const coop_stencil *s;
   void *u, *unew; /* backend memory; both hold the boundary values */
   const void *f;
-  int64_t global_points; /* owned points of all ranks, for throughput */
-  int64_t monitor_every; /* sweeps between monitor lines on rank 0; 0: none */
-  coop_solve_ctl ctl;    /* stopping rule in, results and history out */
-  /* results: times in seconds (this rank) */
-  double t_solve, t_sweep, t_halo, t_check;
+  /* results */
+  const char *mode;      /* host, launch or grid: how it ran */
+  int barriers;          /* grid barriers per iteration in grid mode, else 0 */
+  double bytes_per_iter; /* this rank's bytes moved per iteration, by the method's count */
+  double true_rnorm;     /* ||b - A x|| after the solve (Krylov form), else -1 */
+  double t_solve;        /* seconds, this rank */
+  int nphases;
+  const char *phase_name[COOP_MAX_PHASES];
+  double phase_time[COOP_MAX_PHASES];
 } coop_solve;
-
-typedef int (*coop_solver_fn)(coop_solve *sv);
 
 typedef struct {
   const char *name;
   const char *help;
-  coop_solver_fn run;
-} coop_solver_entry;
+  int grid_form; /* 1: runs on the grid form (Jacobi), 0: on the Krylov form */
+  int (*setup)(coop_solve *sv, void **data);
+  int (*solve)(coop_solve *sv, void *data);
+  void (*view)(const coop_solve *sv, const void *data, FILE *out); /* rank 0 only */
+  void (*destroy)(coop_solve *sv, void *data);                    /* accepts NULL data */
+} coop_solver_type;
 
 /* NULL when no solver has this name. */
-const coop_solver_entry *coop_solver_lookup(const char *name);
+const coop_solver_type *coop_solver_lookup(const char *name);
+/* The registered names, "|"-separated (drives the key table's choices). */
+const char *coop_solver_names(void);
 
-int coop_solver_jacobi(coop_solve *sv);
+/* ---- shared services (solvers/monitor.c) ---- */
+/* Record residual check it (history, and a monitor line when due); elapsed < 0:
+ * replayed after a whole solve in one launch, when no time is known. */
+void coop_solve_record(coop_solve *sv, int64_t it, double rn, double elapsed);
+/* Monitor lines for a history filled on the device (whole solve in one launch). */
+void coop_solve_replay(coop_solve *sv);
+/* Index of the timing phase with this name (added on first use). */
+int coop_solve_phase(coop_solve *sv, const char *name);
+void coop_solve_add_time(coop_solve *sv, int phase, double seconds);
+
+/* ---- the methods ---- */
+extern const coop_solver_type coop_solver_jacobi, coop_solver_cg, coop_solver_pipecg,
+    coop_solver_bicgstab;
 
 #endif

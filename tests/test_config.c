@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "error.h"
+#include "io/config.h"
+#include "core/error.h"
 #include "unit.h"
 
 static const char *const good_input =

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decomp.h"
-#include "error.h"
+#include "core/decomp.h"
+#include "core/error.h"
 #include "unit.h"
 
 static void test_split(void) {

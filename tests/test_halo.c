@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "comm.h"
-#include "decomp.h"
-#include "halo.h"
+#include "core/backend.h"
+#include "core/comm.h"
+#include "core/decomp.h"
+#include "core/halo.h"
+#include "kernels/stencil.h"
 #include "unit.h"
 
 static double value_at(const int64_t gi[3]) { return 1e6 * gi[2] + 1e3 * gi[1] + gi[0] + 0.5; }
@@ -24,16 +25,16 @@ static void exchange_case(int ndim, int g, coop_precision prec) {
   CU_ASSERT_FATAL(coop_decomp_create(&d, MPI_COMM_WORLD, ndim, n, g) == 0);
   coop_stencil_init(&s, ndim, prec, d.n, g, h);
   CU_ASSERT_FATAL(coop_backend_host_create(&be) == 0);
-  CU_ASSERT_FATAL(coop_halo_create(&halo, be, &s, &d, 0) == 0);
-  const size_t np = coop_stencil_points(&s);
+  CU_ASSERT_FATAL(coop_halo_create(&halo, be, &s.grid, &d, 0) == 0);
+  const size_t np = coop_grid_points(&s.grid);
   double *u64 = malloc(np * sizeof *u64);
   float *u32 = malloc(np * sizeof *u32);
   int64_t l[3];
-  for (l[2] = -s.g[2]; l[2] < s.n[2] + s.g[2]; l[2]++)
-    for (l[1] = -s.g[1]; l[1] < s.n[1] + s.g[1]; l[1]++)
-      for (l[0] = -s.g[0]; l[0] < s.n[0] + s.g[0]; l[0]++) {
-        const int64_t p = coop_stencil_index(&s, l[0], l[1], l[2]);
-        const int owned = l[0] >= 0 && l[0] < s.n[0] && l[1] >= 0 && l[1] < s.n[1] && l[2] >= 0 && l[2] < s.n[2];
+  for (l[2] = -s.grid.g[2]; l[2] < s.grid.n[2] + s.grid.g[2]; l[2]++)
+    for (l[1] = -s.grid.g[1]; l[1] < s.grid.n[1] + s.grid.g[1]; l[1]++)
+      for (l[0] = -s.grid.g[0]; l[0] < s.grid.n[0] + s.grid.g[0]; l[0]++) {
+        const int64_t p = coop_grid_index(&s.grid, l[0], l[1], l[2]);
+        const int owned = l[0] >= 0 && l[0] < s.grid.n[0] && l[1] >= 0 && l[1] < s.grid.n[1] && l[2] >= 0 && l[2] < s.grid.n[2];
         const int64_t gi[3] = {d.offset[0] + l[0], d.offset[1] + l[1], d.offset[2] + l[2]};
         u64[p] = owned ? value_at(gi) : -1.0;
         u32[p] = (float)u64[p];
@@ -41,10 +42,10 @@ static void exchange_case(int ndim, int g, coop_precision prec) {
   void *u = prec == COOP_FP32 ? (void *)u32 : (void *)u64;
   CU_ASSERT_FATAL(coop_halo_exchange(&halo, u) == 0);
   int64_t wrong = 0, checked = 0;
-  for (l[2] = -s.g[2]; l[2] < s.n[2] + s.g[2]; l[2]++)
-    for (l[1] = -s.g[1]; l[1] < s.n[1] + s.g[1]; l[1]++)
-      for (l[0] = -s.g[0]; l[0] < s.n[0] + s.g[0]; l[0]++) {
-        const int64_t p = coop_stencil_index(&s, l[0], l[1], l[2]);
+  for (l[2] = -s.grid.g[2]; l[2] < s.grid.n[2] + s.grid.g[2]; l[2]++)
+    for (l[1] = -s.grid.g[1]; l[1] < s.grid.n[1] + s.grid.g[1]; l[1]++)
+      for (l[0] = -s.grid.g[0]; l[0] < s.grid.n[0] + s.grid.g[0]; l[0]++) {
+        const int64_t p = coop_grid_index(&s.grid, l[0], l[1], l[2]);
         const int64_t gi[3] = {d.offset[0] + l[0], d.offset[1] + l[1], d.offset[2] + l[2]};
         int inside = 1;
         for (int a = 0; a < 3; a++) inside &= gi[a] >= 0 && gi[a] < n[a];
@@ -69,7 +70,7 @@ static void test_regions(void) {
   coop_stencil s;
   coop_region send[2], recv[2];
   coop_stencil_init(&s, 3, COOP_FP64, n, 2, h);
-  coop_halo_regions(&s, 1, send, recv); /* y: x ghosts included, z owned only */
+  coop_halo_regions(&s.grid, 1, send, recv); /* y: x ghosts included, z owned only */
   CU_ASSERT(send[0].lo[0] == -2 && send[0].hi[0] == 11);
   CU_ASSERT(send[0].lo[1] == 0 && send[0].hi[1] == 2);
   CU_ASSERT(send[1].lo[1] == 6 && send[1].hi[1] == 8);

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "core/error.h"
 #include "unit.h"
-#include "io.h"
+#include "io/io.h"
 
 /* CUnit tests take no arguments: the run's rank, size and scratch directory. */
 static struct {

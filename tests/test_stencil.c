@@ -4,9 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "problem.h"
-#include "stencil.h"
+#include "core/backend.h"
+#include "solvers/stop.h"
+#include "problem/poisson.h"
+#include "kernels/stencil.h"
 #include "unit.h"
 
 static double frand(unsigned *seed) {
@@ -20,7 +21,7 @@ static void test_sweep_formula(void) {
     const double h[3] = {0.1, 0.2, 0.25};
     coop_stencil s;
     coop_stencil_init(&s, ndim, COOP_FP64, n, 2, h);
-    const size_t np = coop_stencil_points(&s);
+    const size_t np = coop_grid_points(&s.grid);
     double *u = malloc(np * 8), *un = malloc(np * 8), *f = malloc(np * 8);
     unsigned seed = 7u + (unsigned)ndim;
     for (size_t i = 0; i < np; i++) {
@@ -32,10 +33,10 @@ static void test_sweep_formula(void) {
     coop_jacobi_sweep_host(&s, &r, u, un, f);
     const double w[3] = {1 / (h[0] * h[0]), 1 / (h[1] * h[1]), ndim == 3 ? 1 / (h[2] * h[2]) : 0};
     int bad = 0, written = 0;
-    for (int64_t k = -s.g[2]; k < n[2] + s.g[2] && k < (ndim == 3 ? 99 : 1); k++)
+    for (int64_t k = -s.grid.g[2]; k < n[2] + s.grid.g[2] && k < (ndim == 3 ? 99 : 1); k++)
       for (int64_t j = -2; j < n[1] + 2; j++)
         for (int64_t i = -2; i < n[0] + 2; i++) {
-          const int64_t p = coop_stencil_index(&s, i, j, k);
+          const int64_t p = coop_grid_index(&s.grid, i, j, k);
           const int in = i >= r.lo[0] && i < r.hi[0] && j >= r.lo[1] && j < r.hi[1] &&
                          k >= r.lo[2] && k < r.hi[2];
           if (!in) {
@@ -43,10 +44,10 @@ static void test_sweep_formula(void) {
             continue;
           }
           written++;
-          double lap = w[0] * (u[p - 1] + u[p + 1]) + w[1] * (u[coop_stencil_index(&s, i, j - 1, k)] +
-                                                            u[coop_stencil_index(&s, i, j + 1, k)]);
+          double lap = w[0] * (u[p - 1] + u[p + 1]) + w[1] * (u[coop_grid_index(&s.grid, i, j - 1, k)] +
+                                                            u[coop_grid_index(&s.grid, i, j + 1, k)]);
           if (ndim == 3)
-            lap += w[2] * (u[coop_stencil_index(&s, i, j, k - 1)] + u[coop_stencil_index(&s, i, j, k + 1)]);
+            lap += w[2] * (u[coop_grid_index(&s.grid, i, j, k - 1)] + u[coop_grid_index(&s.grid, i, j, k + 1)]);
           const double want = (f[p] + lap) / (2 * (w[0] + w[1] + w[2]));
           bad += fabs(un[p] - want) > 1e-14 * (1 + fabs(want));
         }
@@ -64,24 +65,24 @@ static void test_pack_unpack(void) {
     const double h[3] = {1, 1, 1};
     coop_stencil s;
     coop_stencil_init(&s, 3, (coop_precision)prec, n, 2, h);
-    const size_t np = coop_stencil_points(&s), es = coop_stencil_elem_size(&s);
+    const size_t np = coop_grid_points(&s.grid), es = coop_prec_size(s.grid.prec);
     unsigned char *u = malloc(np * es), *v = calloc(np, es), *buf = malloc(np * es);
     for (size_t i = 0; i < np; i++) {
       if (prec) ((float *)u)[i] = (float)i + 0.5f;
       else ((double *)u)[i] = (double)i + 0.25;
     }
     const coop_region r = {{-2, 1, -1}, {3, 4, 4}};
-    coop_pack_host(&s, &r, u, buf);
+    coop_pack_host(&s.grid, &r, u, buf);
     /* first packed value is point (-2, 1, -1), x fastest after it */
-    const int64_t p0 = coop_stencil_index(&s, -2, 1, -1), p1 = coop_stencil_index(&s, -1, 1, -1);
+    const int64_t p0 = coop_grid_index(&s.grid, -2, 1, -1), p1 = coop_grid_index(&s.grid, -1, 1, -1);
     CU_ASSERT(memcmp(buf, u + p0 * es, es) == 0);
     CU_ASSERT(memcmp(buf + es, u + p1 * es, es) == 0);
-    coop_unpack_host(&s, &r, v, buf);
+    coop_unpack_host(&s.grid, &r, v, buf);
     int64_t same = 0, zero = 0, inside = coop_region_points(&r);
     for (int64_t k = -2; k < 5; k++)
       for (int64_t j = -2; j < 6; j++)
         for (int64_t i = -2; i < 8; i++) {
-          const int64_t p = coop_stencil_index(&s, i, j, k);
+          const int64_t p = coop_grid_index(&s.grid, i, j, k);
           const int in = i >= -2 && i < 3 && j >= 1 && j < 4 && k >= -1 && k < 4;
           if (in) same += memcmp(u + p * es, v + p * es, es) == 0;
           else zero += (prec ? ((float *)v)[p] == 0 : ((double *)v)[p] == 0);
@@ -127,30 +128,30 @@ static void solve_sine(int ndim, coop_precision prec, double tol) {
   CU_ASSERT_FATAL(coop_problem_init(&p, "sine", ndim, 1, len, n) == 0);
   coop_decomp d = whole_box(ndim, n);
   coop_stencil_init(&s, ndim, prec, n, 1, p.h);
-  const size_t bytes = coop_stencil_points(&s) * coop_stencil_elem_size(&s);
+  const size_t bytes = coop_grid_points(&s.grid) * coop_prec_size(s.grid.prec);
   void *u = malloc(bytes), *un = malloc(bytes), *f = malloc(bytes), *own = malloc(bytes);
   coop_problem_fill(&p, &d, &s, u, f);
   memcpy(un, u, bytes);
   CU_ASSERT_FATAL(coop_backend_host_create(&be) == 0);
-  const coop_region r = coop_region_owned(&s);
+  const coop_region r = coop_region_owned(&s.grid);
   double r0, rn;
-  be->residual(be, &s, u, f, &r0);
+  coop_stencil_residual(be, &s, u, f, &r0);
   for (int it = 0; it < 4000; it++) {
-    be->sweeps(be, &s, &r, 1, u, un, f);
+    coop_stencil_sweeps(be, &s, &r, 1, 0, u, un, f);
     void *t = u;
     u = un;
     un = t;
   }
-  be->residual(be, &s, u, f, &rn);
+  coop_stencil_residual(be, &s, u, f, &rn);
   CU_ASSERT(sqrt(rn) < tol * sqrt(r0));
-  coop_pack_host(&s, &r, u, own);
+  coop_pack_host(&s.grid, &r, u, own);
   /* compare with the discrete solution at every point */
   const double scale = discrete_scale(&p);
   double worst = 0;
   int64_t q = 0;
-  for (int64_t k = 0; k < s.n[2]; k++)
-    for (int64_t j = 0; j < s.n[1]; j++)
-      for (int64_t i = 0; i < s.n[0]; i++, q++) {
+  for (int64_t k = 0; k < s.grid.n[2]; k++)
+    for (int64_t j = 0; j < s.grid.n[1]; j++)
+      for (int64_t i = 0; i < s.grid.n[0]; i++, q++) {
         const double x[3] = {(i + 1) * p.h[0], (j + 1) * p.h[1], (k + 1) * p.h[2]};
         const double v = prec == COOP_FP32 ? ((float *)own)[q] : ((double *)own)[q];
         worst = fmax(worst, fabs(v - scale * coop_problem_exact(&p, x)));
@@ -168,11 +169,16 @@ static void test_jacobi_3d(void) { solve_sine(3, COOP_FP64, 1e-10); }
 static void test_jacobi_fp32(void) { solve_sine(2, COOP_FP32, 2e-5); }
 
 static void test_converged(void) {
-  CU_ASSERT_EQUAL(coop_converged(NAN, 1, 1e-6, 0), COOP_REASON_DIVERGED);
-  CU_ASSERT_EQUAL(coop_converged(INFINITY, 1, 1e-6, 0), COOP_REASON_DIVERGED);
-  CU_ASSERT_EQUAL(coop_converged(1e-7, 1, 1e-6, 0), COOP_REASON_RTOL);
-  CU_ASSERT_EQUAL(coop_converged(1e-5, 1, 1e-6, 0), COOP_REASON_NONE);
-  CU_ASSERT_EQUAL(coop_converged(1e-5, 1, 1e-6, 1e-4), COOP_REASON_ATOL);
+  CU_ASSERT_EQUAL(coop_stop_test(NAN, 1, 1, 10, 1e-6, 0, 0), COOP_DIVERGED_NAN);
+  CU_ASSERT_EQUAL(coop_stop_test(INFINITY, 1, 1, 10, 1e-6, 0, 1e5), COOP_DIVERGED_NAN);
+  CU_ASSERT_EQUAL(coop_stop_test(1e-7, 1, 1, 10, 1e-6, 0, 1e5), COOP_CONVERGED_RTOL);
+  CU_ASSERT_EQUAL(coop_stop_test(1e-5, 1, 1, 10, 1e-6, 0, 1e5), COOP_REASON_NONE);
+  CU_ASSERT_EQUAL(coop_stop_test(1e-5, 1, 1, 10, 1e-6, 1e-4, 1e5), COOP_CONVERGED_ATOL);
+  CU_ASSERT_EQUAL(coop_stop_test(2e5, 1, 1, 10, 1e-6, 0, 1e5), COOP_DIVERGED_DTOL);
+  CU_ASSERT_EQUAL(coop_stop_test(2e5, 1, 1, 10, 1e-6, 0, 0), COOP_REASON_NONE); /* dtol off */
+  CU_ASSERT_EQUAL(coop_stop_test(1e-5, 1, 10, 10, 1e-6, 0, 1e5), COOP_DIVERGED_ITS);
+  CU_ASSERT_EQUAL(coop_stop_test(1e-7, 1, 10, 10, 1e-6, 0, 1e5), COOP_CONVERGED_RTOL);
+  CU_ASSERT_STRING_EQUAL(coop_reason_name(COOP_DIVERGED_INDEFINITE_PC), "diverged_indefinite_pc");
 }
 
 int main(void) {

@@ -1,0 +1,34 @@
+/* What the Krylov methods share (solvers/krylov.c): the preconditioner, the
+ * choice of execution mode, work vectors, the whole solve in one persistent
+ * kernel (solvers/krylov_grid.cu) and the check of the true residual. */
+#ifndef COOP_KRYLOV_H
+#define COOP_KRYLOV_H
+
+#include "solvers/solver.h"
+
+#define KRYLOV_MAX_VECS 10
+
+typedef struct {
+  int method;            /* coop_kg_method */
+  coop_vec *inv_diag;    /* Jacobi preconditioner, or NULL */
+  coop_vec *w[KRYLOV_MAX_VECS];
+  int nw;
+  int grid_blocks, grid_threads; /* > 0: the whole solve is one persistent kernel */
+  int ph_solve;
+} krylov_data;
+
+/* Common setup: preconditioner, mode, nvec work vectors like b. */
+int coop_krylov_setup(coop_solve *sv, int method, int nvec, void **data);
+void coop_krylov_destroy(coop_solve *sv, void *data);
+void coop_krylov_view(const coop_solve *sv, const void *data, FILE *out);
+/* z = M r (Jacobi: inv_diag .* r; none: a copy). */
+int coop_krylov_pc(const krylov_data *k, const coop_vec *r, coop_vec *z);
+/* Runs body (the per-operation method) or the persistent kernel, times it,
+ * then checks the true residual ||b - A x||. */
+int coop_krylov_run(coop_solve *sv, krylov_data *k, int (*body)(coop_solve *, krylov_data *, double));
+/* First residual check: r0 = rn, history entry 0, the stop test. */
+int coop_krylov_start(coop_solve *sv, double rn, double start);
+/* Later checks: history, monitor, stop test; returns the reason. */
+int coop_krylov_check(coop_solve *sv, int64_t it, double rn, double start);
+
+#endif

@@ -1,0 +1,103 @@
+/* Whole Krylov solves in one cooperative persistent kernel (one MPI rank, one
+ * GPU, fp64): CG, pipelined CG and right-preconditioned BiCGStab on a CSR
+ * matrix or the matrix-free Poisson stencil, with the Jacobi preconditioner
+ * or none. The stop test, its reasons and the history are those of
+ * solvers/stop.h; the recurrences are the ones solvers/cg.c, pipecg.c and
+ * bicgstab.c run with one kernel per operation, so both give the same
+ * iterations and the same answers to rounding (dot products are summed in a
+ * different, but fixed, order; every run on the same grid repeats every bit).
+ *
+ * Inside an iteration the vector updates are fused around the SpMV: a value a
+ * neighbour row needs from this iteration (p = z + beta p in CG, say) is
+ * recomputed from last iteration's vectors with the same operations, so it is
+ * bit-identical to the one its owner stores, and no barrier is spent waiting
+ * for it. Grid barriers per iteration: CG 2, pipelined CG 1, BiCGStab 3 (see
+ * coop_kg_barriers_per_iter); each reduction costs one barrier, after which
+ * every block sums all blocks' partials in the same order, so all blocks take
+ * the same decisions. Scalars and vector updates round every operation
+ * separately (no fused multiply-add), in the order written in krylov_grid.cu,
+ * as host C compiled without FMA contraction does.
+ *
+ * All pointers named "device" are device memory of the current device; the
+ * caller owns them. Functions return 0 or a coop error status (core/error.h). */
+#ifndef COOP_KRYLOV_GRID_H
+#define COOP_KRYLOV_GRID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { COOP_KG_CSR = 0, COOP_KG_STENCIL = 1 } coop_kg_kind;
+typedef enum { COOP_KG_CG = 0, COOP_KG_PIPECG = 1, COOP_KG_BICGSTAB = 2 } coop_kg_method;
+
+/* The operator y = A x on n unknowns, and the preconditioner.
+ * CSR: rowptr[n+1], colind[nnz] (< n), val[nnz]; row i is summed in CSR order.
+ * Stencil (kernels/stencil.h, Krylov form): the box nx*ny*nz (nz = 1 when
+ * ndim = 2; n = nx*ny*nz), x fastest, points outside the box zero, w[a] = 1/h_a^2
+ * (w[2] unused in 2D), y_i = diag x_i - w0 (x_{i-1} + x_{i+1})
+ * - w1 (x_{i-nx} + x_{i+nx}) [- w2 (x_{i-nx ny} + x_{i+nx ny})] with
+ * diag = 2 (w0 + w1 + w2), evaluated in exactly that order.
+ * M = diag(inv_diag) (device, n), or the identity when inv_diag is NULL. */
+typedef struct {
+  coop_kg_kind kind;
+  int64_t n;                                                       /* unknowns */
+  const int64_t *rowptr; const int32_t *colind; const double *val; /* CSR, device */
+  int ndim; int64_t nx, ny, nz; double w[3];                       /* stencil */
+  const double *inv_diag; /* Jacobi preconditioner M = inv_diag (device, n); NULL: none */
+} coop_kg_op;
+
+/* The stopping rule (coop_stop_test) and the residual history: entry k holds
+ * the iteration and the 2-norm of the recurrence residual r of the k-th check
+ * (check 0 is the initial residual); past hist_cap entries the last one is
+ * overwritten (coop_history_slot). hist_cap 0: no history. */
+typedef struct {
+  coop_kg_method method;
+  int64_t max_iter; double rtol, atol, dtol;
+  int64_t hist_cap; int64_t *hist_iter; double *hist_res; /* device, hist_cap entries */
+} coop_kg_args;
+
+/* Written by the kernel at its end (device memory). iterations: the iteration
+ * the solve stopped in (a breakdown inside iteration k reports k); hist_len:
+ * valid history entries, min(checks, hist_cap); reason: a coop_reason. */
+typedef struct {
+  double r0, rnorm;
+  long long iterations, hist_len;
+  int reason;
+} coop_kg_result;
+
+/* Doubles of device work space the method needs (vectors + reduction
+ * partials) for n unknowns and `blocks` blocks. The caller allocates it. */
+size_t coop_kg_work_doubles(coop_kg_method m, int64_t n, int blocks);
+
+/* Largest co-resident grid (occupancy x SMs, at most 1024 blocks) and the block
+ * size, for this operator and method on GPU dev; *blocks = 0: the device
+ * cannot run it (no cooperative launch). Any grid up to *blocks may be passed
+ * to coop_kg_solve; problems that fit in L2 (below ~1M unknowns) often run
+ * faster on one block per SM, where barriers and partial sums are cheaper. */
+int coop_kg_max_blocks(const coop_kg_op *A, coop_kg_method m, int dev, int *blocks, int *threads);
+
+/* Grid barriers per iteration of the persistent kernel (for the summary):
+ * CG 2, pipelined CG 1, BiCGStab 3; 0 for an unknown method. The setup before
+ * the first iteration costs 1 (CG, BiCGStab) or 3 (pipelined CG) more. */
+int coop_kg_barriers_per_iter(coop_kg_method m);
+
+/* Device bytes one iteration reads and writes at least (each vector entry
+ * once, the matrix once; neighbour reuse from caches assumed), for the
+ * summary's bandwidth figure. Depends on the variant chosen for n and blocks. */
+double coop_kg_bytes_per_iter(const coop_kg_op *A, coop_kg_method m, int blocks, int threads);
+
+/* The whole solve, one cooperative launch on stream (a cudaStream_t; NULL: the
+ * default stream), asynchronous: synchronise before reading res, x or the
+ * history. x holds x0 on entry and the solution on return; b the right-hand
+ * side; work coop_kg_work_doubles(a->method, A->n, blocks) doubles; blocks at
+ * most what coop_kg_max_blocks gave for this device, threads what it gave. */
+int coop_kg_solve(const coop_kg_op *A, const coop_kg_args *a, const double *b, double *x,
+                  double *work, coop_kg_result *res, int blocks, int threads, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

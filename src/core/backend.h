@@ -1,0 +1,74 @@
+/* A backend is where data lives and work runs: "host" (the CPU reference) or
+ * "cuda" (one GPU, one stream). It owns memory and transfers, packs grid
+ * regions for the halo exchange, and reports what the device can do; the
+ * operations themselves (kernels/vec.h, kernels/stencil.h, kernels/csr.h)
+ * dispatch on it, and a solver picks its own execution mode from what it
+ * reports. Defined here so the core (halo plans) can use it; the tables are
+ * filled in by kernels/backend_host.c and kernels/backend_cuda.cu. */
+#ifndef COOP_BACKEND_H
+#define COOP_BACKEND_H
+
+#include <stddef.h>
+
+#include "core/grid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct coop_backend coop_backend;
+struct coop_backend {
+  const char *name;  /* "host" or "cuda" */
+  void *ctx;
+  int device_memory; /* 1: alloc returns memory the CPU cannot touch */
+  int device;        /* GPU index, -1 on the host */
+  void *stream;      /* cudaStream_t of all work on this backend; NULL on the host */
+  /* what the device can do (0 on the host) */
+  int sm_count;      /* streaming multiprocessors */
+  int cooperative;   /* 1: cooperative launches (grid-wide barriers) work */
+  /* Scratch for reductions, owned by the backend: COOP_SCRATCH_DOUBLES doubles in
+   * backend memory and as many in (pinned) host memory. */
+  double *scratch, *scratch_host;
+  int (*alloc)(coop_backend *b, void **p, size_t bytes);
+  void (*release)(coop_backend *b, void *p); /* accepts NULL */
+  /* Host memory for staging transfers (pinned where that helps). */
+  int (*alloc_host)(coop_backend *b, void **p, size_t bytes);
+  void (*release_host)(coop_backend *b, void *p); /* accepts NULL */
+  int (*upload)(coop_backend *b, void *dst, const void *src, size_t bytes);
+  int (*download)(coop_backend *b, void *dst, const void *src, size_t bytes);
+  /* Wait until queued device work is done (before MPI reads device memory). */
+  int (*sync)(coop_backend *b);
+  /* Events: record marks the work queued so far; wait blocks the host until
+   * that work is done (later work may still run). slot < COOP_EVENTS. */
+  int (*event_record)(coop_backend *b, int slot);
+  int (*event_wait)(coop_backend *b, int slot);
+  /* Copy region r of a stored grid field u to/from a contiguous buffer (x fastest). */
+  int (*pack)(coop_backend *b, const coop_grid *gr, const coop_region *r, const void *u, void *buf);
+  int (*unpack)(coop_backend *b, const coop_grid *gr, const coop_region *r, void *u,
+                const void *buf);
+  void (*destroy)(coop_backend *b);
+};
+
+#define COOP_SCRATCH_DOUBLES 8192
+#define COOP_EVENTS 8
+
+/* Create a backend: name "host" or "cuda"; device is the GPU index for cuda.
+ * *out is malloc'ed, free with coop_backend_destroy. A cuda request on a build
+ * or machine without CUDA is a run-time error naming why. */
+int coop_backend_create(const char *name, int device, coop_backend **out);
+void coop_backend_destroy(coop_backend *b); /* accepts NULL */
+
+int coop_backend_host_create(coop_backend **out);
+/* In builds with CUDA (kernels/backend_cuda.cu); stubs report the missing build. */
+int coop_backend_cuda_create(int device, coop_backend **out);
+/* Number of GPUs visible (0 when none or no CUDA build); never fails. */
+int coop_cuda_device_count(void);
+/* Name of GPU dev into name[len]; 0 on success. */
+int coop_cuda_device_name(int dev, char *name, size_t len);
+/* PCI bus id of GPU dev into id[len] (tells GPUs apart across CUDA_VISIBLE_DEVICES). */
+int coop_cuda_device_busid(int dev, char *id, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,119 @@
+#include "core/halo.h"
+
+#include <limits.h>
+#include <string.h>
+
+#include "core/comm.h"
+
+void coop_halo_regions(const coop_grid *s, int axis, coop_region send[2], coop_region recv[2]) {
+  for (int side = 0; side < 2; side++) {
+    coop_region *sr = &send[side], *rr = &recv[side];
+    for (int b = 0; b < 3; b++) {
+      /* axes already exchanged carry their ghosts along */
+      sr->lo[b] = rr->lo[b] = b < axis ? -s->g[b] : 0;
+      sr->hi[b] = rr->hi[b] = b < axis ? s->n[b] + s->g[b] : s->n[b];
+    }
+    const int64_t g = s->g[axis], n = s->n[axis];
+    sr->lo[axis] = side ? n - g : 0;
+    sr->hi[axis] = side ? n : g;
+    rr->lo[axis] = side ? n : -g;
+    rr->hi[axis] = side ? n + g : 0;
+  }
+}
+
+coop_region coop_halo_sweep_region(const coop_halo *h, int64_t ext) {
+  coop_region r = coop_region_owned(h->s);
+  for (int a = 0; a < h->s->ndim; a++) {
+    if (h->nbr[a][0] != MPI_PROC_NULL) r.lo[a] -= ext;
+    if (h->nbr[a][1] != MPI_PROC_NULL) r.hi[a] += ext;
+  }
+  return r;
+}
+
+int coop_halo_active(const coop_halo *h) {
+  for (int a = 0; a < 3; a++)
+    if (h->nbr[a][0] != MPI_PROC_NULL || h->nbr[a][1] != MPI_PROC_NULL) return 1;
+  return 0;
+}
+
+int coop_halo_create(coop_halo *h, coop_backend *be, const coop_grid *s, const coop_decomp *d,
+                     int cuda_aware) {
+  memset(h, 0, sizeof *h);
+  h->be = be;
+  h->s = s;
+  h->comm = d->cart;
+  h->staged = be->device_memory && !cuda_aware;
+  for (int a = 0; a < 3; a++) {
+    h->nbr[a][0] = d->nbr_lo[a];
+    h->nbr[a][1] = d->nbr_hi[a];
+    coop_halo_regions(s, a, h->send[a], h->recv[a]);
+    h->bytes[a] = (size_t)coop_region_points(&h->send[a][0]) * coop_prec_size(s->prec);
+    if (h->bytes[a] > (size_t)INT_MAX) /* one MPI message carries a face */
+      return COOP_ERROR(COOP_ERR_RUNTIME, "a halo face along axis %d is %zu bytes, more than one MPI "
+                        "message (2 GiB) carries: use more ranks or a smaller grid.ghost", a, h->bytes[a]);
+    for (int side = 0; side < 2; side++) {
+      if (h->nbr[a][side] == MPI_PROC_NULL) continue;
+      COOP_CHECK(be->alloc(be, &h->dsend[a][side], h->bytes[a]));
+      COOP_CHECK(be->alloc(be, &h->drecv[a][side], h->bytes[a]));
+      if (!h->staged) continue;
+      COOP_CHECK(be->alloc_host(be, &h->hsend[a][side], h->bytes[a]));
+      COOP_CHECK(be->alloc_host(be, &h->hrecv[a][side], h->bytes[a]));
+    }
+  }
+  return 0;
+}
+
+void coop_halo_destroy(coop_halo *h) {
+  if (!h || !h->be) return;
+  for (int a = 0; a < 3; a++)
+    for (int side = 0; side < 2; side++) {
+      h->be->release(h->be, h->dsend[a][side]);
+      h->be->release(h->be, h->drecv[a][side]);
+      h->be->release_host(h->be, h->hsend[a][side]);
+      h->be->release_host(h->be, h->hrecv[a][side]);
+    }
+  memset(h, 0, sizeof *h);
+}
+
+/* One axis: pack both faces, exchange with both neighbours, unpack. */
+static int exchange_axis(coop_halo *h, int a, void *u) {
+  coop_backend *be = h->be;
+  MPI_Request req[4];
+  int nreq = 0;
+  const int count = (int)h->bytes[a]; /* checked against INT_MAX at create */
+  for (int side = 0; side < 2; side++) {
+    if (h->nbr[a][side] == MPI_PROC_NULL) continue;
+    void *rbuf = h->staged ? h->hrecv[a][side] : h->drecv[a][side];
+    /* what the lo neighbour sends towards hi carries tag 2a+1, and back 2a */
+    COOP_MPI(MPI_Irecv(rbuf, count, MPI_BYTE, h->nbr[a][side], 2 * a + (side ? 0 : 1), h->comm,
+                       &req[nreq++]));
+  }
+  for (int side = 0; side < 2; side++) {
+    if (h->nbr[a][side] == MPI_PROC_NULL) continue;
+    COOP_CHECK(be->pack(be, h->s, &h->send[a][side], u, h->dsend[a][side]));
+    void *sbuf = h->dsend[a][side];
+    if (h->staged) {
+      COOP_CHECK(be->download(be, h->hsend[a][side], h->dsend[a][side], h->bytes[a]));
+      sbuf = h->hsend[a][side];
+    } else {
+      COOP_CHECK(be->sync(be)); /* MPI reads the packed buffer directly */
+    }
+    COOP_MPI(MPI_Isend(sbuf, count, MPI_BYTE, h->nbr[a][side], 2 * a + (side ? 1 : 0), h->comm,
+                       &req[nreq++]));
+  }
+  COOP_MPI(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+  for (int side = 0; side < 2; side++) {
+    if (h->nbr[a][side] == MPI_PROC_NULL) continue;
+    if (h->staged) COOP_CHECK(be->upload(be, h->drecv[a][side], h->hrecv[a][side], h->bytes[a]));
+    COOP_CHECK(be->unpack(be, h->s, &h->recv[a][side], u, h->drecv[a][side]));
+  }
+  return 0;
+}
+
+int coop_halo_exchange(coop_halo *h, void *u) {
+  /* MPI is about to write receive buffers that queued unpacks may still read */
+  if (h->be->device_memory && !h->staged) COOP_CHECK(h->be->sync(h->be));
+  for (int a = 0; a < h->s->ndim; a++)
+    if (h->nbr[a][0] != MPI_PROC_NULL || h->nbr[a][1] != MPI_PROC_NULL) COOP_CHECK(exchange_axis(h, a, u));
+  return 0;
+}

@@ -1,0 +1,43 @@
+/* Halo exchange of ghost layers between neighbouring ranks. Axes are exchanged
+ * one after another, each carrying the ghosts of the axes before it, so edge
+ * and corner ghosts arrive too (deep halos need them). Buffers live on the
+ * backend's device; with device memory and an MPI that is not CUDA-aware they
+ * are staged through pinned host buffers. */
+#ifndef COOP_HALO_H
+#define COOP_HALO_H
+
+#include <mpi.h>
+
+#include "core/backend.h"
+#include "core/decomp.h"
+#include "core/grid.h"
+
+typedef struct {
+  coop_backend *be;
+  const coop_grid *s;
+  MPI_Comm comm;
+  int nbr[3][2];             /* [axis][0 = lo, 1 = hi] */
+  coop_region send[3][2], recv[3][2];
+  size_t bytes[3];           /* one face message along each axis */
+  void *dsend[3][2], *drecv[3][2]; /* backend memory */
+  void *hsend[3][2], *hrecv[3][2]; /* host staging, NULL when MPI takes dsend */
+  int staged;
+} coop_halo;
+
+/* The send and receive regions of one axis for ghost width s->g (pure; for tests). */
+void coop_halo_regions(const coop_grid *s, int axis, coop_region send[2], coop_region recv[2]);
+
+int coop_halo_create(coop_halo *h, coop_backend *be, const coop_grid *s, const coop_decomp *d,
+                     int cuda_aware);
+void coop_halo_destroy(coop_halo *h); /* accepts a half-built halo */
+/* Fill the ghost layers of u (backend memory) from the neighbours. Collective
+ * over the neighbours. */
+int coop_halo_exchange(coop_halo *h, void *u);
+/* Points a sweep updates when ext more sweeps follow before the next exchange:
+ * the owned box grown by ext into the ghosts on every side with a neighbour
+ * (deep halos recompute that overlap instead of exchanging it). */
+coop_region coop_halo_sweep_region(const coop_halo *h, int64_t ext);
+/* 1 when this rank has any neighbour. */
+int coop_halo_active(const coop_halo *h);
+
+#endif

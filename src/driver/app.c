@@ -1,0 +1,288 @@
+/* The program's flow. Each phase ends with the ranks agreeing on a status, so
+ * a failure anywhere stops all ranks together (input errors with status 2,
+ * printed once by rank 0; run-time failures with status 1, printed by the
+ * rank that failed). Inside the solve the ranks cannot agree without extra
+ * messages, so a failure there ends the job with MPI_Abort. */
+#include "driver/app.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/backend.h"
+#include "driver/cli.h"
+#include "io/config.h"
+#include "coop_build.h"
+#include "core/halo.h"
+#include "io/io.h"
+#include "problem/problem.h"
+#include "driver/report.h"
+#include "solvers/solver.h"
+
+typedef struct {
+  coop_cli cli;
+  char scratch[8192];
+  coop_config *cfg;
+  char *text; /* the input file's text */
+  coop_linsys ls;
+  const coop_solver_type *type;
+  void *sdata;
+  const char *backend; /* "host" or "cuda" */
+  int device;
+  coop_backend *be;
+  coop_halo halo;
+  void *u, *unew, *f; /* the grid form (Jacobi) */
+  coop_solve sv;
+  double t_setup;
+} app_state;
+
+/* Print an agreed failure once and return it. */
+static int fail(const coop_comm *c, int local, int status) {
+  if (status == COOP_ERR_INPUT) {
+    if (c->rank == 0) fprintf(stderr, "coopsolve: %s\n", coop_error_message());
+  } else if (local && !coop_error_is_remote()) {
+    fprintf(stderr, "coopsolve: rank %d: %s\n", c->rank, coop_error_message());
+  }
+  return status;
+}
+
+/* The whole of a regular file, NUL-terminated; caller frees. */
+static int slurp(const char *path, char **text, long *len) {
+  struct stat st;
+  FILE *fp = fopen(path, "rb");
+  int rc = 0;
+  *text = NULL;
+  if (!fp || fstat(fileno(fp), &st) != 0)
+    rc = coop_error_input("%s: cannot read the input file: %s", path, strerror(errno));
+  else if (!S_ISREG(st.st_mode))
+    rc = coop_error_input("%s: cannot read the input file: not a regular file", path);
+  else if (!(*text = malloc((size_t)st.st_size + 1)))
+    rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory reading %s", path);
+  else if (fread(*text, 1, (size_t)st.st_size, fp) != (size_t)st.st_size)
+    rc = coop_error_input("%s: cannot read the input file: %s", path, strerror(errno ? errno : EIO));
+  if (fp) fclose(fp);
+  *len = rc ? -1 : (long)st.st_size;
+  return rc;
+}
+
+/* Rank 0 reads the file; every rank gets the text, or rank 0's status. */
+static int read_input(const coop_comm *c, const char *path, char **text) {
+  long head[2] = {0, -1}; /* status, length */
+  *text = NULL;
+  if (c->rank == 0 && (head[0] = slurp(path, text, &head[1]))) {
+    free(*text);
+    *text = NULL;
+  }
+  COOP_MPI(MPI_Bcast(head, 2, MPI_LONG, 0, c->world));
+  if (head[0]) {
+    if (c->rank) coop_error_input("%s: cannot read the input file", path);
+    return (int)head[0];
+  }
+  if (c->rank && !(*text = malloc((size_t)head[1] + 1))) {
+    coop_error_raise(COOP_ERR_RUNTIME, __FILE__, __LINE__, "out of host memory");
+    coop_comm_abort(c, COOP_ERR_RUNTIME); /* the broadcast cannot be joined */
+  }
+  COOP_MPI(MPI_Bcast(*text, (int)head[1], MPI_CHAR, 0, c->world));
+  (*text)[head[1]] = '\0';
+  if (memchr(*text, '\0', (size_t)head[1]))
+    return coop_error_input("%s: not a text file (contains a NUL byte)", path);
+  return 0;
+}
+
+static int load_config(app_state *a, const coop_comm *c) {
+  COOP_CHECK(read_input(c, a->cli.input, &a->text));
+  COOP_CHECK(coop_config_create(&a->cfg));
+  COOP_CHECK(coop_config_parse(a->cfg, a->cli.input, a->text));
+  for (int i = 0; i < a->cli.nsets; i++) COOP_CHECK(coop_config_set(a->cfg, a->cli.sets[i]));
+  COOP_CHECK(coop_config_validate(a->cfg));
+  return 0;
+}
+
+/* Why path cannot take the output file, or NULL: its directory must exist and
+ * be writable, and path must not name a directory. */
+static const char *output_problem(const char *path, char *dir, size_t len) {
+  struct stat st;
+  snprintf(dir, len, "%s", path);
+  const size_t n = strlen(dir);
+  if (n == 0 || dir[n - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+    return "names a directory, not a file";
+  snprintf(dir, len, "%s", path);
+  const char *d = dirname(dir);
+  if (stat(d, &st) != 0) return "its directory does not exist";
+  if (!S_ISDIR(st.st_mode)) return "its directory is not a directory";
+  if (access(d, W_OK) != 0) return "its directory is not writable";
+  return NULL;
+}
+
+/* Checked before hours of solving, not after. */
+static int check_output(const coop_comm *c, const coop_config *cfg) {
+  int ok = 1;
+  const char *path = coop_config_str(cfg, "output.file");
+  if (c->rank == 0) {
+    char dir[4096];
+    const char *why = output_problem(path, dir, sizeof dir);
+    ok = why == NULL;
+    if (!ok) coop_error_input("output.file = %s (from %s): %s", path,
+                              coop_config_origin(cfg, "output.file"), why);
+  }
+  COOP_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, c->world));
+  return ok ? 0 : COOP_ERR_INPUT;
+}
+
+/* The problem, and a solver that can run on it. */
+static int setup_problem(app_state *a, const coop_comm *c) {
+  const char *name = coop_config_str(a->cfg, "solver.name");
+  a->type = coop_solver_lookup(name);
+  if (!a->type) return COOP_ERROR(COOP_ERR_RUNTIME, "no solver '%s' in the registry", name);
+  if (a->type->grid_form && strcmp(coop_config_str(a->cfg, "problem.type"), "matrix") == 0)
+    return coop_error_input("solver.name = %s (from %s) runs on grid problems only; for "
+                            "problem.type = matrix use cg, pipecg or bicgstab",
+                            name, coop_config_origin(a->cfg, "solver.name"));
+  return coop_linsys_create(&a->ls, c, a->cfg);
+}
+
+/* auto picks cuda only when every rank sees a GPU, so all ranks agree. */
+static int choose_backend(app_state *a, const coop_comm *c) {
+  const char *want = coop_config_str(a->cfg, "run.backend");
+  const int ngpu = coop_cuda_device_count();
+  int all_have = ngpu > 0, want_dev = (int)coop_config_int(a->cfg, "run.device");
+  COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, &all_have, 1, MPI_INT, MPI_MIN, c->world));
+  a->backend = strcmp(want, "auto") == 0 ? (all_have ? "cuda" : "host") : want;
+  a->device = -1;
+  if (strcmp(a->backend, "host") == 0) return 0;
+  if (ngpu == 0)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "run.backend = cuda but no GPU is visible on this rank%s",
+                      coop_cuda_device_count() == 0 && !COOP_HAVE_CUDA ? " (this build has no CUDA)" : "");
+  a->device = want_dev >= 0 ? want_dev : c->node_rank % ngpu;
+  return 0;
+}
+
+/* The grid form for Jacobi: u, unew and f with ghost layers, and the halo plan. */
+static int setup_fields(app_state *a) {
+  const coop_stencil *s = &a->ls.s;
+  const size_t bytes = coop_grid_points(&s->grid) * coop_prec_size(s->grid.prec);
+  void *hu = NULL, *hf = NULL;
+  int rc = 0;
+  COOP_CHECK(a->be->alloc(a->be, &a->u, bytes));
+  COOP_CHECK(a->be->alloc(a->be, &a->unew, bytes));
+  COOP_CHECK(a->be->alloc(a->be, &a->f, bytes));
+  if (!(hu = malloc(bytes)) || !(hf = malloc(bytes))) {
+    rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory (%zu bytes)", 2 * bytes);
+  } else {
+    coop_problem_fill(&a->ls.poisson, &a->ls.dec, s, hu, hf);
+    /* both buffers hold the boundary values; sweeps never write them */
+    if (!(rc = a->be->upload(a->be, a->u, hu, bytes)) && !(rc = a->be->upload(a->be, a->unew, hu, bytes)))
+      rc = a->be->upload(a->be, a->f, hf, bytes);
+  }
+  free(hu);
+  free(hf);
+  if (!rc) rc = coop_halo_create(&a->halo, a->be, &s->grid, &a->ls.dec, coop_comm_cuda_aware());
+  return rc;
+}
+
+static int setup_solver(app_state *a, const coop_comm *c) {
+  coop_solve *sv = &a->sv;
+  coop_solve_ctl *ctl = &sv->ctl;
+  COOP_CHECK(coop_backend_create(a->backend, a->device, &a->be));
+  if (a->type->grid_form) {
+    COOP_CHECK(setup_fields(a));
+    sv->halo = &a->halo;
+    sv->s = &a->ls.s;
+    sv->u = a->u;
+    sv->unew = a->unew;
+    sv->f = a->f;
+  } else {
+    COOP_CHECK(coop_linsys_krylov(&a->ls, c, a->cfg, a->be, coop_comm_cuda_aware()));
+    sv->A = a->ls.A;
+    sv->b = a->ls.b;
+    sv->x = a->ls.x;
+  }
+  sv->comm = c;
+  sv->be = a->be;
+  sv->sync = coop_config_str(a->cfg, "run.sync");
+  sv->blocks = (int)coop_config_int(a->cfg, "run.blocks");
+  sv->pc = coop_config_str(a->cfg, "solver.pc");
+  sv->true_rnorm = -1.0;
+  sv->global_n = a->ls.n_global;
+  sv->monitor_every = coop_config_int(a->cfg, "output.monitor_every");
+  ctl->max_iter = coop_config_int(a->cfg, "solver.max_iter");
+  ctl->check_every = a->type->grid_form ? coop_config_int(a->cfg, "solver.check_every") : 1;
+  ctl->rtol = coop_config_real(a->cfg, "solver.rtol");
+  ctl->atol = coop_config_real(a->cfg, "solver.atol");
+  ctl->dtol = coop_config_real(a->cfg, "solver.dtol");
+  const int64_t checks = ctl->max_iter / ctl->check_every + 2;
+  ctl->hist_cap = checks < (1 << 20) ? checks : (1 << 20);
+  ctl->hist_iter = malloc((size_t)ctl->hist_cap * sizeof *ctl->hist_iter);
+  ctl->hist_res = malloc((size_t)ctl->hist_cap * sizeof *ctl->hist_res);
+  if (!ctl->hist_iter || !ctl->hist_res) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  return a->type->setup(sv, &a->sdata);
+}
+
+static void teardown(app_state *a) {
+  if (a->type) a->type->destroy(&a->sv, a->sdata);
+  coop_halo_destroy(&a->halo);
+  if (a->be) {
+    a->be->release(a->be, a->sv.u ? a->sv.u : a->u);
+    a->be->release(a->be, a->sv.unew ? a->sv.unew : a->unew);
+    a->be->release(a->be, a->f);
+  }
+  coop_linsys_destroy(&a->ls);
+  coop_backend_destroy(a->be);
+  coop_config_destroy(a->cfg);
+  free(a->sv.ctl.hist_iter);
+  free(a->sv.ctl.hist_res);
+  free(a->text);
+}
+
+/* Steps up to the solve; each agreed among the ranks. */
+static int prepare(app_state *a, const coop_comm *c) {
+  int local, st;
+  local = load_config(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  local = check_output(c, a->cfg);
+  if (!local) local = setup_problem(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  local = choose_backend(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  if (a->cli.dry_run) {
+    local = coop_report_dry_run(c, a->cfg, &a->ls, a->type, a->backend);
+    return (st = coop_comm_agree(c, local)) ? fail(c, local, st) : 0;
+  }
+  local = setup_solver(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  return 0;
+}
+
+static int finish(app_state *a, const coop_comm *c) {
+  coop_report_input in = {a->cfg, a->cli.input, a->text, &a->ls, a->type, a->sdata, a->be,
+                          a->backend, a->device, a->t_setup};
+  int local = coop_report_write(c, &in, &a->sv);
+  int st = coop_comm_agree(c, local);
+  return st ? fail(c, local, st) : 0;
+}
+
+int coop_app_run(const coop_comm *c, int argc, char **argv) {
+  app_state *a = calloc(1, sizeof *a);
+  int st;
+  if (!a) return fail(c, 1, coop_comm_agree(c, COOP_ERROR(COOP_ERR_RUNTIME, "out of memory")));
+  a->ls.dec.cart = MPI_COMM_NULL; /* not 0: MPI_COMM_NULL is a handle */
+  const double t0 = MPI_Wtime();
+  int local = coop_cli_parse(&a->cli, argc, argv, a->scratch, sizeof a->scratch);
+  if ((st = coop_comm_agree(c, local))) {
+    st = fail(c, local, st);
+  } else if (a->cli.help || a->cli.version) {
+    if (c->rank == 0) coop_report_help(a->cli.help);
+  } else if (!(st = prepare(a, c)) && !a->cli.dry_run) {
+    a->t_setup = MPI_Wtime() - t0;
+    local = a->type->solve(&a->sv, a->sdata);
+    if (local) coop_comm_abort(c, local); /* ranks may be inside a halo exchange */
+    st = finish(a, c);
+  }
+  teardown(a);
+  free(a);
+  return st;
+}

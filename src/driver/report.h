@@ -1,0 +1,33 @@
+/* What a run tells its user: --help/--version text, the dry-run plan, and at
+ * the end the HDF5 file and the summary on rank 0. */
+#ifndef COOP_REPORT_H
+#define COOP_REPORT_H
+
+#include "core/backend.h"
+#include "core/comm.h"
+#include "io/config.h"
+#include "problem/problem.h"
+#include "solvers/solver.h"
+
+typedef struct {
+  const coop_config *cfg;
+  const char *input_name, *input_text;
+  const coop_linsys *ls;
+  const coop_solver_type *type;
+  const void *sdata;
+  coop_backend *be;
+  const char *backend;
+  int device;
+  double t_setup;
+} coop_report_input;
+
+/* --help (usage and key reference) or --version, on stdout. */
+void coop_report_help(int help);
+/* --dry-run: resolved configuration, decomposition, memory per rank (rank 0
+ * prints; collective). */
+int coop_report_dry_run(const coop_comm *c, const coop_config *cfg, const coop_linsys *ls,
+                        const coop_solver_type *type, const char *backend);
+/* Errors against the exact solution, the HDF5 file, the summary. Collective. */
+int coop_report_write(const coop_comm *c, const coop_report_input *in, const coop_solve *sv);
+
+#endif

@@ -1,0 +1,75 @@
+/* The one key table: it drives parsing, validation, --help, --dry-run and the
+ * key reference in the README. Sections appear in the order of their first key;
+ * that is the order of --help and of the resolved configuration. */
+#include "io/config.h"
+
+#include <math.h>
+
+#define KEY_INT(s, k, d, lo, hi, h) \
+  { s, k, COOP_KEY_INT, d, lo, hi, 0, 0, NULL, h }
+#define KEY_REAL(s, k, d, lo, hi, lo_open, hi_open, h) \
+  { s, k, COOP_KEY_REAL, d, lo, hi, lo_open, hi_open, NULL, h }
+#define KEY_CHOICE(s, k, d, c, h) \
+  { s, k, COOP_KEY_CHOICE, d, 0, 0, 0, 0, c, h }
+#define KEY_BOOL(s, k, d, h) \
+  { s, k, COOP_KEY_BOOL, d, 0, 0, 0, 0, NULL, h }
+#define KEY_STRING(s, k, d, h) \
+  { s, k, COOP_KEY_STRING, d, 0, 0, 0, 0, NULL, h }
+
+/* Integer bounds are held in doubles; all of them are below 2^53, so exact. */
+static const coop_key_info keys[] = {
+    KEY_INT("grid", "dim", "2", 2, 3, "number of space dimensions"),
+    KEY_INT("grid", "nx", "64", 1, 1099511627776.0, "interior points along x"),
+    KEY_INT("grid", "ny", "64", 1, 1099511627776.0, "interior points along y"),
+    KEY_INT("grid", "nz", "64", 1, 1099511627776.0, "interior points along z (3D only)"),
+    KEY_REAL("grid", "lx", "1", 0, INFINITY, 1, 1, "length of the box along x"),
+    KEY_REAL("grid", "ly", "1", 0, INFINITY, 1, 1, "length of the box along y"),
+    KEY_REAL("grid", "lz", "1", 0, INFINITY, 1, 1, "length of the box along z (3D only)"),
+    KEY_INT("grid", "ghost", "1", 1, 16,
+            "ghost layer width g: sweeps done between two halo exchanges"),
+
+    KEY_CHOICE("problem", "type", "sine", "sine|laplace|matrix",
+               "sine: manufactured u = prod sin(k pi x_i/L_i); "
+               "laplace: harmonic u given on the boundary, f = 0; "
+               "matrix: A from problem.matrix"),
+    KEY_INT("problem", "mode", "1", 1, 1000, "wave number k of the sine problem"),
+    KEY_STRING("problem", "matrix", "none",
+               "Matrix Market file (coordinate real/integer/pattern; general, symmetric or "
+               "skew-symmetric) for problem.type = matrix"),
+    KEY_STRING("problem", "rhs", "ones",
+               "matrix problems: ones (b = A*1, so x = 1 is exact), random (problem.seed) or "
+               "file:PATH (a Matrix Market vector)"),
+    KEY_INT("problem", "seed", "1", 0, 9007199254740991.0, "seed of problem.rhs = random"),
+    KEY_STRING("problem", "x0", "zero", "matrix problems: initial guess, zero or file:PATH"),
+
+    KEY_CHOICE("solver", "name", "jacobi", COOP_SOLVER_CHOICES,
+               "iterative method: jacobi (grids only), cg, pipecg (pipelined CG), bicgstab"),
+    KEY_CHOICE("solver", "pc", "none", "none|jacobi",
+               "preconditioner of cg, pipecg and bicgstab: none, or jacobi (diagonal)"),
+    KEY_REAL("solver", "rtol", "1e-6", 0, 1, 0, 1, "stop when ||r|| <= rtol * ||r0||"),
+    KEY_REAL("solver", "atol", "0", 0, INFINITY, 0, 1, "stop when ||r|| <= atol"),
+    KEY_REAL("solver", "dtol", "1e5", 0, INFINITY, 0, 1,
+             "diverged when ||r|| > dtol * ||r0||; 0: never"),
+    KEY_INT("solver", "max_iter", "10000", 0, 1e12, "stop after this many iterations (sweeps)"),
+    KEY_INT("solver", "check_every", "100", 1, 1e9,
+            "jacobi: sweeps between residual checks (Krylov methods check every iteration)"),
+    KEY_CHOICE("solver", "precision", "fp64", "fp64|fp32", "floating-point type of the fields"),
+
+    KEY_CHOICE("run", "backend", "auto", "auto|host|cuda",
+               "auto: cuda where a GPU is found, else host"),
+    KEY_CHOICE("run", "sync", "auto", "auto|grid|launch",
+               "cuda mode: grid = persistent cooperative kernel, launch = one kernel per sweep"),
+    KEY_INT("run", "device", "-1", -1, 4096,
+            "GPU index; -1: node-local rank modulo the GPUs of the node"),
+    KEY_INT("run", "blocks", "0", 0, 1000000,
+            "blocks of the persistent grid; 0: as many as can be resident"),
+
+    KEY_STRING("output", "file", "coopsolve.h5", "HDF5 output file"),
+    KEY_BOOL("output", "xdmf", "true", "write an XDMF file beside the HDF5 file"),
+    KEY_INT("output", "monitor_every", "1000", 0, 1e12, "sweeps between monitor lines; 0: none"),
+};
+
+const coop_key_info *coop_config_keys(size_t *n) {
+  if (n) *n = sizeof keys / sizeof keys[0];
+  return keys;
+}

@@ -1,0 +1,889 @@
+/* HDF5 output: see io.h for the layout. Every phase ends with all ranks agreeing
+ * on its status (agree()), so a failure anywhere is known everywhere and no rank
+ * waits in a later collective for one that has given up. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "io/io.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/comm.h"
+#include "core/error.h"
+#include "io/xdmf.h"
+
+/* ---- error conversion --------------------------------------------------- */
+
+static herr_t h5_walk(unsigned n, const H5E_error2_t *e, void *text) {
+  (void)n;
+  /* Walking downward, the last entry is the innermost: the one that says why. */
+  if (e->desc && e->desc[0]) snprintf(text, 512, "%s", e->desc);
+  return 0;
+}
+
+static int h5_fail(const char *file, int line, const char *call) {
+  char text[512] = "";
+  if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, h5_walk, text) < 0) text[0] = '\0';
+  (void)H5Eclear2(H5E_DEFAULT); /* nothing left to report if clearing fails */
+  return coop_error_raise(COOP_ERR_RUNTIME, file, line, "HDF5: %s failed%s%s", call,
+                          text[0] ? ": " : "", text);
+}
+
+/* The *_TRY forms need a local int st and a done: label that releases everything. */
+#define H5_TRY(call)                                                          \
+  do {                                                                        \
+    if ((call) < 0) {                                                         \
+      st = h5_fail(__FILE__, __LINE__, #call);                                \
+      goto done;                                                              \
+    }                                                                         \
+  } while (0)
+#define H5_ID(id, call)                                                       \
+  do {                                                                        \
+    if (((id) = (call)) < 0) {                                                \
+      st = h5_fail(__FILE__, __LINE__, #call);                                \
+      goto done;                                                              \
+    }                                                                         \
+  } while (0)
+#define MPI_TRY(call)                                                         \
+  do {                                                                        \
+    const int mpi_e_ = (call);                                                \
+    if (mpi_e_ != MPI_SUCCESS) {                                              \
+      st = coop_error_mpi(mpi_e_, #call, __FILE__, __LINE__);                       \
+      goto done;                                                              \
+    }                                                                         \
+  } while (0)
+#define TRY(expr)                                                             \
+  do {                                                                        \
+    if ((st = (expr)) != 0) {                                                 \
+      st = coop_error_trace(st, __FILE__, __LINE__);                          \
+      goto done;                                                              \
+    }                                                                         \
+  } while (0)
+/* Close id if open; a failure to close is reported only when nothing failed before. */
+#define H5_CLOSE(id, fn) (st = h5_close(st, (id), (fn), __FILE__, __LINE__, #fn "(" #id ")"))
+
+static int h5_close(int st, hid_t id, herr_t (*fn)(hid_t), const char *file, int line,
+                    const char *call) {
+  if (id < 0) return st;
+  if (fn(id) < 0 && st == 0) return h5_fail(file, line, call);
+  return st;
+}
+
+/* Our messages replace HDF5's printed error stacks; restore the caller's handler after. */
+typedef struct {
+  H5E_auto2_t func;
+  void *data;
+  int saved;
+} h5_quiet;
+
+static void h5_quiet_begin(h5_quiet *q) {
+  q->saved = H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) >= 0;
+  if (q->saved) (void)H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* printing is cosmetic */
+}
+
+static void h5_quiet_end(const h5_quiet *q) {
+  if (q->saved) (void)H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
+
+/* Every rank learns whether any rank failed. A failed rank keeps its own message. */
+static int agree(MPI_Comm comm, int st, const char *path) {
+  int any = 0;
+  const int e = MPI_Allreduce(&st, &any, 1, MPI_INT, MPI_MAX, comm);
+  if (e != MPI_SUCCESS) return st ? st : coop_error_mpi(e, "MPI_Allreduce", __FILE__, __LINE__);
+  if (st) return st;
+  if (any) return COOP_ERROR(COOP_ERR_RUNTIME, "another rank failed while writing %s", path);
+  return 0;
+}
+
+/* ---- file names --------------------------------------------------------- */
+
+typedef struct {
+  char *tmp;        /* PATH.tmp */
+  char *xmf;        /* the XDMF file; NULL without XDMF */
+  char *xmf_tmp;    /* its temporary name */
+  const char *base; /* the HDF5 file's basename, inside the caller's path */
+} io_names;
+
+static char *join(const char *a, size_t alen, const char *b) {
+  char *s = malloc(alen + strlen(b) + 1);
+  if (s) {
+    memcpy(s, a, alen);
+    strcpy(s + alen, b);
+  }
+  return s;
+}
+
+static int names_init(io_names *nm, const char *path, int xdmf) {
+  const size_t len = strlen(path);
+  const char *slash = strrchr(path, '/');
+  nm->base = slash ? slash + 1 : path;
+  nm->tmp = join(path, len, ".tmp");
+  if (xdmf) {
+    const int h5 = len > 3 && strcmp(path + len - 3, ".h5") == 0;
+    nm->xmf = join(path, h5 ? len - 3 : len, ".xmf");
+    nm->xmf_tmp = nm->xmf ? join(nm->xmf, strlen(nm->xmf), ".tmp") : NULL;
+  }
+  if (!nm->tmp || (xdmf && !nm->xmf_tmp)) return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory");
+  if (!nm->base[0]) return COOP_ERROR(COOP_ERR_RUNTIME, "output path \"%s\" names a directory", path);
+  return 0;
+}
+
+static void names_free(io_names *nm) {
+  free(nm->tmp);
+  free(nm->xmf);
+  free(nm->xmf_tmp);
+}
+
+/* ---- checks ------------------------------------------------------------- */
+
+static int check_name(const char *what, const char *name) {
+  if (!name || !name[0] || strchr(name, '/') || strcmp(name, ".") == 0)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "invalid %s name \"%s\" (empty, \".\" or with '/')", what,
+                      name ? name : "(null)");
+  return 0;
+}
+
+static int check_grid(const coop_io_result *r, int64_t *count) {
+  /* 1: a distributed vector (matrix problems), rows in blocks over the ranks */
+  if (r->ndim < 1 || r->ndim > 3)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "grid has %d dimensions, expected 1, 2 or 3", r->ndim);
+  *count = 1;
+  for (int d = 0; d < r->ndim; d++) {
+    const int64_t g = r->global_shape[d], n = r->local_shape[d], o = r->local_offset[d];
+    if (g < 1 || n < 0 || o < 0 || o > g - n || r->proc_dims[d] < 1)
+      return COOP_ERROR(COOP_ERR_RUNTIME,
+                        "axis %d: block of %lld points at %lld does not fit %lld points over %d ranks",
+                        d, (long long)n, (long long)o, (long long)g, r->proc_dims[d]);
+    *count *= n;
+  }
+  return 0;
+}
+
+static int check_fields(const coop_io_result *r, int64_t count) {
+  if (r->nfields < 0 || (r->nfields > 0 && !r->fields))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "invalid field list (%d fields)", r->nfields);
+  for (int i = 0; i < r->nfields; i++) {
+    const coop_io_field *f = &r->fields[i];
+    COOP_CHECK(check_name("field", f->name));
+    if (f->is_float != 0 && f->is_float != 1)
+      return COOP_ERROR(COOP_ERR_RUNTIME, "field %s: is_float is %d, expected 0 or 1", f->name, f->is_float);
+    if (count > 0 && !f->data)
+      return COOP_ERROR(COOP_ERR_RUNTIME, "field %s: no data for this rank's %lld points", f->name,
+                        (long long)count);
+    for (int j = 0; j < i; j++)
+      if (strcmp(r->fields[j].name, f->name) == 0)
+        return COOP_ERROR(COOP_ERR_RUNTIME, "field %s given twice", f->name);
+  }
+  return 0;
+}
+
+static int check_phases(const coop_io_result *r) {
+  if (r->nphases < 0 || (r->nphases > 0 && (!r->phase_names || !r->phase_times)))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "invalid timing list (%d phases)", r->nphases);
+  for (int i = 0; i < r->nphases; i++) {
+    COOP_CHECK(check_name("timing phase", r->phase_names[i]));
+    for (int j = 0; j < i; j++)
+      if (strcmp(r->phase_names[j], r->phase_names[i]) == 0)
+        return COOP_ERROR(COOP_ERR_RUNTIME, "timing phase %s given twice", r->phase_names[i]);
+  }
+  return 0;
+}
+
+/* What this rank alone can tell is wrong with its arguments. */
+static int check_local(const coop_io_result *r, int rank) {
+  int64_t count = 0;
+  COOP_CHECK(check_grid(r, &count));
+  COOP_CHECK(check_fields(r, count));
+  COOP_CHECK(check_phases(r));
+  if (rank == 0 && r->hist_len > 0 && (!r->hist_iter || !r->hist_res))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "history of %zu entries without data", r->hist_len);
+  return 0;
+}
+
+static uint64_t fnv(uint64_t h, const char *s) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return (h ^ 0xffu) * 1099511628211u; /* separator, so "ab","c" differs from "a","bc" */
+}
+
+enum { V_NDIM, V_SHAPE, V_PROCS = V_SHAPE + 3, V_FIELDS = V_PROCS + 3, V_PHASES, V_NV };
+
+/* Collective: what HDF5 requires to be identical on all ranks is identical, and the
+ * blocks add up to the grid. Every rank reaches the same verdict. */
+static int check_same(const coop_io_result *r, int size) {
+  static const char *const what[V_NV] = {"the dimension", "the grid shape", "", "",
+                                         "the decomposition", "", "", "the fields",
+                                         "the timing phases"};
+  int64_t v[2 * V_NV] = {0}, count = 1, total = 0, global = 1, procs = 1;
+  uint64_t fh = 14695981039346656037u, ph = fh;
+  v[V_NDIM] = r->ndim;
+  for (int d = 0; d < r->ndim; d++) {
+    v[V_SHAPE + d] = r->global_shape[d];
+    v[V_PROCS + d] = r->proc_dims[d];
+    count *= r->local_shape[d];
+    global *= r->global_shape[d];
+    procs *= r->proc_dims[d];
+  }
+  for (int i = 0; i < r->nfields; i++) fh = fnv(fnv(fh, r->fields[i].name), r->fields[i].is_float ? "f" : "d");
+  for (int i = 0; i < r->nphases; i++) ph = fnv(ph, r->phase_names[i]);
+  v[V_FIELDS] = (int64_t)(fh >> 2) ^ r->nfields; /* 62 bits, so negation below cannot overflow */
+  v[V_PHASES] = (int64_t)(ph >> 2) ^ r->nphases;
+  for (int i = 0; i < V_NV; i++) v[V_NV + i] = -v[i];
+  COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 2 * V_NV, MPI_INT64_T, MPI_MAX, r->comm));
+  COOP_MPI(MPI_Allreduce(&count, &total, 1, MPI_INT64_T, MPI_SUM, r->comm));
+  for (int i = 0; i < V_NV; i++)
+    if (v[i] != -v[V_NV + i]) {
+      int k = i;
+      while (!what[k][0]) k--;
+      return COOP_ERROR(COOP_ERR_RUNTIME, "ranks disagree on %s", what[k]);
+    }
+  if (procs != size)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "decomposition has %lld ranks, the communicator %d",
+                      (long long)procs, size);
+  if (total != global)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "rank blocks hold %lld points, the grid %lld",
+                      (long long)total, (long long)global);
+  return 0;
+}
+
+/* ---- run metadata, made identical on all ranks -------------------------- */
+
+enum { S_VERSION, S_DEVICES, S_INPUT_NAME, S_INPUT_TEXT, S_RESOLVED, S_SOLVER, S_BACKEND,
+       S_MODE, S_PRECISION, S_REASON, S_CREATED, N_STR };
+enum { I_BYTES, I_HIST, I_ITER, I_GPUS, I_EXACT, N_INT };
+enum { D_RES, D_REL, D_TIME, D_EMAX, D_EL2, D_SPACING, D_ORIGIN = D_SPACING + 3, N_DBL = D_ORIGIN + 3 };
+
+/* Rank 0's values of everything written as metadata (HDF5 needs the same bytes
+ * from every rank), and the per-rank times gathered. */
+typedef struct {
+  int rank, size, nphases;
+  const char *str[N_STR]; /* into buf */
+  const char **phase;     /* nphases names, into buf */
+  char *buf;
+  int64_t ival[N_INT];
+  double dval[N_DBL];
+  int64_t *hist_iter;
+  double *hist_res;
+  double *timing;   /* [phase][rank] */
+  double *gathered; /* [rank][phase] */
+} io_meta;
+
+static const char *or_empty(const char *s) { return s ? s : ""; }
+
+static void iso_now(char out[32]) {
+  const time_t t = time(NULL);
+  struct tm tm;
+  if (t == (time_t)-1 || !gmtime_r(&t, &tm) || !strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    out[0] = '\0';
+}
+
+/* Rank 0: all strings, then the phase names, NUL-separated in one buffer. */
+static char *meta_pack(const coop_io_result *r, int64_t *bytes) {
+  char created[32];
+  iso_now(created);
+  const char *src[N_STR] = {r->version, r->devices, r->input_name, r->input_text, r->resolved,
+                            r->solver,  r->backend, r->mode,       r->precision,  r->reason,
+                            created};
+  size_t n = 0, at = 0;
+  for (int i = 0; i < N_STR; i++) n += strlen(or_empty(src[i])) + 1;
+  for (int i = 0; i < r->nphases; i++) n += strlen(r->phase_names[i]) + 1;
+  char *buf = malloc(n);
+  *bytes = buf && n <= INT_MAX ? (int64_t)n : -1;
+  if (*bytes < 0) {
+    free(buf);
+    return NULL;
+  }
+  for (int i = 0; i < N_STR + r->nphases; i++) {
+    const char *s = i < N_STR ? or_empty(src[i]) : r->phase_names[i - N_STR];
+    memcpy(buf + at, s, strlen(s) + 1);
+    at += strlen(s) + 1;
+  }
+  return buf;
+}
+
+static void meta_scalars(io_meta *m, const coop_io_result *r) {
+  m->ival[I_HIST] = r->hist_len <= INT_MAX ? (int64_t)r->hist_len : -1;
+  m->ival[I_ITER] = r->iterations;
+  m->ival[I_GPUS] = r->gpus;
+  m->ival[I_EXACT] = r->has_exact != 0;
+  m->dval[D_RES] = r->residual;
+  m->dval[D_REL] = r->rel_residual;
+  m->dval[D_TIME] = r->solve_time;
+  m->dval[D_EMAX] = r->error_max;
+  m->dval[D_EL2] = r->error_l2;
+  for (int d = 0; d < 3; d++) {
+    m->dval[D_SPACING + d] = d < r->ndim ? r->spacing[d] : 0.0;
+    m->dval[D_ORIGIN + d] = d < r->ndim ? r->origin[d] : 0.0;
+  }
+}
+
+/* Collective: allocate on every rank, and agree that all allocations worked. */
+static int meta_alloc(io_meta *m, MPI_Comm comm) {
+  const size_t nh = (size_t)m->ival[I_HIST] + 1, nt = (size_t)m->nphases * (size_t)m->size + 1;
+  int bad;
+  m->buf = malloc((size_t)m->ival[I_BYTES]);
+  m->phase = calloc((size_t)m->nphases + 1, sizeof *m->phase);
+  m->hist_iter = malloc(nh * sizeof *m->hist_iter);
+  m->hist_res = malloc(nh * sizeof *m->hist_res);
+  m->timing = malloc(nt * sizeof *m->timing);
+  m->gathered = malloc(nt * sizeof *m->gathered);
+  bad = !m->buf || !m->phase || !m->hist_iter || !m->hist_res || !m->timing || !m->gathered;
+  COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm));
+  if (bad) return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory collecting the run's metadata");
+  return 0;
+}
+
+static void meta_unpack(io_meta *m) {
+  const char *s = m->buf;
+  for (int i = 0; i < N_STR + m->nphases; i++) {
+    if (i < N_STR)
+      m->str[i] = s;
+    else
+      m->phase[i - N_STR] = s;
+    s += strlen(s) + 1;
+  }
+  for (int p = 0; p < m->nphases; p++)
+    for (int k = 0; k < m->size; k++) m->timing[p * m->size + k] = m->gathered[k * m->nphases + p];
+}
+
+/* Collective: rank 0's strings, scalars and history to all; every rank's times to all. */
+static int meta_build(io_meta *m, const coop_io_result *r) {
+  int st = 0;
+  char *packed = NULL;
+  const MPI_Comm comm = r->comm;
+  m->nphases = r->nphases;
+  if (m->rank == 0) {
+    packed = meta_pack(r, &m->ival[I_BYTES]);
+    meta_scalars(m, r);
+  }
+  MPI_TRY(MPI_Bcast(m->ival, N_INT, MPI_INT64_T, 0, comm));
+  MPI_TRY(MPI_Bcast(m->dval, N_DBL, MPI_DOUBLE, 0, comm));
+  if (m->ival[I_BYTES] < 0 || m->ival[I_HIST] < 0) {
+    st = COOP_ERROR(COOP_ERR_RUNTIME, "run metadata too large or out of memory on rank 0");
+    goto done;
+  }
+  TRY(meta_alloc(m, comm));
+  if (m->rank == 0) {
+    memcpy(m->buf, packed, (size_t)m->ival[I_BYTES]);
+    if (r->hist_len > 0) {
+      memcpy(m->hist_iter, r->hist_iter, r->hist_len * sizeof *m->hist_iter);
+      memcpy(m->hist_res, r->hist_res, r->hist_len * sizeof *m->hist_res);
+    }
+  }
+  MPI_TRY(MPI_Bcast(m->buf, (int)m->ival[I_BYTES], MPI_CHAR, 0, comm));
+  MPI_TRY(MPI_Bcast(m->hist_iter, (int)m->ival[I_HIST], MPI_INT64_T, 0, comm));
+  MPI_TRY(MPI_Bcast(m->hist_res, (int)m->ival[I_HIST], MPI_DOUBLE, 0, comm));
+  MPI_TRY(MPI_Allgather(r->nphases ? r->phase_times : m->gathered, r->nphases, MPI_DOUBLE,
+                        m->gathered, r->nphases, MPI_DOUBLE, comm));
+  meta_unpack(m);
+done:
+  free(packed);
+  return st;
+}
+
+static void meta_free(io_meta *m) {
+  free(m->buf);
+  free(m->phase);
+  free(m->hist_iter);
+  free(m->hist_res);
+  free(m->timing);
+  free(m->gathered);
+}
+
+/* ---- HDF5 writers --------------------------------------------------------- */
+
+/* Scalar fixed-length, NUL-terminated UTF-8 string: h5py reads it as bytes,
+ * h5dump prints it as text. */
+static int attr_str(hid_t obj, const char *name, const char *value) {
+  int st = 0;
+  hid_t type = -1, space = -1, attr = -1;
+  H5_ID(type, H5Tcopy(H5T_C_S1));
+  H5_TRY(H5Tset_size(type, strlen(value) + 1));
+  H5_TRY(H5Tset_strpad(type, H5T_STR_NULLTERM));
+  H5_TRY(H5Tset_cset(type, H5T_CSET_UTF8));
+  H5_ID(space, H5Screate(H5S_SCALAR));
+  H5_ID(attr, H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
+  H5_TRY(H5Awrite(attr, type, value));
+done:
+  H5_CLOSE(attr, H5Aclose);
+  H5_CLOSE(space, H5Sclose);
+  H5_CLOSE(type, H5Tclose);
+  return st;
+}
+
+/* Numeric attribute: n == 0 writes a scalar, else a 1D array of n. */
+static int attr_num(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *data,
+                    hsize_t n) {
+  int st = 0;
+  hid_t space = -1, attr = -1;
+  H5_ID(space, n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR));
+  H5_ID(attr, H5Acreate2(obj, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT));
+  H5_TRY(H5Awrite(attr, mtype, data));
+done:
+  H5_CLOSE(attr, H5Aclose);
+  H5_CLOSE(space, H5Sclose);
+  return st;
+}
+
+static int attr_f64(hid_t obj, const char *name, double v) {
+  return attr_num(obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v, 0);
+}
+
+/* How small datasets are written: on parallel HDF5 every rank takes part in the
+ * collective write and only rank 0 (writer) selects the data. */
+typedef struct {
+  hid_t dxpl;
+  int writer;
+} io_xfer;
+
+static int small_dataset(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *data,
+                         hsize_t n, const io_xfer *x, const char *units) {
+  int st = 0;
+  hid_t space = -1, mspace = -1, dcpl = -1, dset = -1;
+  H5_ID(space, H5Screate_simple(1, &n, NULL));
+  H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
+  H5_TRY(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY)); /* parallel HDF5's choice; the same file either way */
+  H5_TRY(H5Pset_obj_track_times(dcpl, 0));
+  H5_ID(dset, H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  if (n > 0) {
+    if (!x->writer) H5_TRY(H5Sselect_none(space));
+    H5_ID(mspace, H5Scopy(space));
+    H5_TRY(H5Dwrite(dset, mtype, mspace, space, x->dxpl, data));
+  }
+  if (units) TRY(attr_str(dset, "units", units));
+done:
+  H5_CLOSE(dset, H5Dclose);
+  H5_CLOSE(dcpl, H5Pclose);
+  H5_CLOSE(mspace, H5Sclose);
+  H5_CLOSE(space, H5Sclose);
+  return st;
+}
+
+/* Objects carry no timestamps, so a rerun writes the same bytes (but for /created). */
+static int group_create(hid_t loc, const char *name, hid_t *g) {
+  int st = 0;
+  hid_t gcpl = -1;
+  H5_ID(gcpl, H5Pcreate(H5P_GROUP_CREATE));
+  H5_TRY(H5Pset_obj_track_times(gcpl, 0));
+  H5_ID(*g, H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT));
+done:
+  H5_CLOSE(gcpl, H5Pclose);
+  return st;
+}
+
+static int write_root(hid_t fid, const io_meta *m) {
+  const int32_t ranks = m->size, gpus = (int32_t)m->ival[I_GPUS];
+  COOP_CHECK(attr_str(fid, "program", "coopsolve"));
+  COOP_CHECK(attr_str(fid, "version", m->str[S_VERSION]));
+  COOP_CHECK(attr_str(fid, "created", m->str[S_CREATED]));
+  COOP_CHECK(attr_num(fid, "ranks", H5T_STD_I32LE, H5T_NATIVE_INT32, &ranks, 0));
+  COOP_CHECK(attr_num(fid, "gpus", H5T_STD_I32LE, H5T_NATIVE_INT32, &gpus, 0));
+  COOP_CHECK(attr_str(fid, "devices", m->str[S_DEVICES]));
+  return 0;
+}
+
+static int write_input(hid_t fid, const io_meta *m) {
+  int st = 0;
+  hid_t g = -1;
+  TRY(group_create(fid, "input", &g));
+  TRY(attr_str(g, "name", m->str[S_INPUT_NAME]));
+  TRY(attr_str(g, "text", m->str[S_INPUT_TEXT]));
+  TRY(attr_str(g, "resolved", m->str[S_RESOLVED]));
+done:
+  H5_CLOSE(g, H5Gclose);
+  return st;
+}
+
+static int write_grid(hid_t fid, const coop_io_result *r, const io_meta *m) {
+  int st = 0;
+  hid_t g = -1;
+  const hsize_t n = (hsize_t)r->ndim;
+  int32_t procs[3];
+  for (int d = 0; d < r->ndim; d++) procs[d] = r->proc_dims[d];
+  TRY(group_create(fid, "grid", &g));
+  TRY(attr_str(g, "axes", r->ndim == 3 ? "zyx" : r->ndim == 2 ? "yx" : "row"));
+  TRY(attr_num(g, "shape", H5T_STD_I64LE, H5T_NATIVE_INT64, r->global_shape, n));
+  TRY(attr_num(g, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_SPACING], n));
+  TRY(attr_num(g, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_ORIGIN], n));
+  TRY(attr_num(g, "decomposition", H5T_STD_I32LE, H5T_NATIVE_INT32, procs, n));
+done:
+  H5_CLOSE(g, H5Gclose);
+  return st;
+}
+
+static int write_solver(hid_t fid, const io_meta *m) {
+  static const char *const names[] = {"solver", "backend", "mode", "precision", "reason"};
+  static const int which[] = {S_SOLVER, S_BACKEND, S_MODE, S_PRECISION, S_REASON};
+  int st = 0;
+  hid_t g = -1;
+  TRY(group_create(fid, "solver", &g));
+  for (int i = 0; i < 5; i++) TRY(attr_str(g, names[i], m->str[which[i]]));
+  TRY(attr_num(g, "iterations", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_ITER], 0));
+  TRY(attr_f64(g, "residual", m->dval[D_RES]));
+  TRY(attr_f64(g, "rel_residual", m->dval[D_REL]));
+  TRY(attr_f64(g, "solve_time", m->dval[D_TIME]));
+  if (m->ival[I_EXACT]) {
+    TRY(attr_f64(g, "error_max", m->dval[D_EMAX]));
+    TRY(attr_f64(g, "error_l2", m->dval[D_EL2]));
+  }
+done:
+  H5_CLOSE(g, H5Gclose);
+  return st;
+}
+
+static int write_series(hid_t fid, const io_meta *m, const io_xfer *x) {
+  int st = 0;
+  hid_t h = -1, t = -1;
+  const hsize_t nh = (hsize_t)m->ival[I_HIST];
+  TRY(group_create(fid, "history", &h));
+  TRY(small_dataset(h, "iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, m->hist_iter, nh, x, NULL));
+  TRY(small_dataset(h, "residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->hist_res, nh, x, NULL));
+  TRY(group_create(fid, "timing", &t));
+  for (int p = 0; p < m->nphases; p++)
+    TRY(small_dataset(t, m->phase[p], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->timing[p * m->size],
+                      (hsize_t)m->size, x, "s"));
+done:
+  H5_CLOSE(t, H5Gclose);
+  H5_CLOSE(h, H5Gclose);
+  return st;
+}
+
+static int write_meta(hid_t fid, const coop_io_result *r, const io_meta *m, const io_xfer *x) {
+  COOP_CHECK(write_root(fid, m));
+  COOP_CHECK(write_input(fid, m));
+  COOP_CHECK(write_grid(fid, r, m));
+  COOP_CHECK(write_solver(fid, m));
+  COOP_CHECK(write_series(fid, m, x));
+  return 0;
+}
+
+/* Chunks of at most 64^3 (3D) or 256^2 (2D) points and at most 1 MiB, halving
+ * the slowest axis first so a chunk stays a run of whole rows. */
+static void chunk_dims(const coop_io_result *r, size_t elsize, hsize_t c[3]) {
+  const hsize_t base = r->ndim == 3 ? 64 : r->ndim == 2 ? 256 : 65536;
+  for (;;) {
+    hsize_t bytes = elsize;
+    for (int d = 0; d < r->ndim; d++) {
+      if (c[d] == 0) c[d] = (hsize_t)r->global_shape[d] < base ? (hsize_t)r->global_shape[d] : base;
+      bytes *= c[d];
+    }
+    if (bytes <= ((hsize_t)1 << 20)) return;
+    for (int d = 0; d < r->ndim; d++)
+      if (c[d] > 1) {
+        c[d] = (c[d] + 1) / 2;
+        break;
+      }
+  }
+}
+
+static int create_field(hid_t g, hid_t space, const coop_io_result *r, const coop_io_field *f) {
+  int st = 0;
+  hid_t dcpl = -1, dset = -1;
+  hsize_t chunk[3] = {0, 0, 0};
+  chunk_dims(r, f->is_float ? 4 : 8, chunk);
+  H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
+  H5_TRY(H5Pset_chunk(dcpl, r->ndim, chunk));
+  /* Early allocation is what parallel HDF5 does anyway: the same file either way.
+   * Every point is written, so a fill pass would only cost time. */
+  H5_TRY(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY));
+  H5_TRY(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER));
+  H5_TRY(H5Pset_obj_track_times(dcpl, 0));
+  H5_ID(dset, H5Dcreate2(g, f->name, f->is_float ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, space,
+                         H5P_DEFAULT, dcpl, H5P_DEFAULT));
+done:
+  H5_CLOSE(dset, H5Dclose);
+  H5_CLOSE(dcpl, H5Pclose);
+  return st;
+}
+
+static int create_fields(hid_t fid, const coop_io_result *r) {
+  int st = 0;
+  hid_t g = -1, space = -1;
+  hsize_t dims[3];
+  for (int d = 0; d < r->ndim; d++) dims[d] = (hsize_t)r->global_shape[d];
+  TRY(group_create(fid, "fields", &g));
+  H5_ID(space, H5Screate_simple(r->ndim, dims, NULL));
+  for (int i = 0; i < r->nfields; i++) TRY(create_field(g, space, r, &r->fields[i]));
+done:
+  H5_CLOSE(space, H5Sclose);
+  H5_CLOSE(g, H5Gclose);
+  return st;
+}
+
+/* This rank's block of one field; a rank with no points still takes part. */
+static int write_block(hid_t g, const coop_io_result *r, const coop_io_field *f, hid_t dxpl) {
+  int st = 0;
+  hid_t dset = -1, fspace = -1, mspace = -1;
+  hsize_t start[3], count[3], n = 1, one = 1;
+  const double dummy = 0.0;
+  for (int d = 0; d < r->ndim; d++) {
+    start[d] = (hsize_t)r->local_offset[d];
+    count[d] = (hsize_t)r->local_shape[d];
+    n *= count[d];
+  }
+  H5_ID(dset, H5Dopen2(g, f->name, H5P_DEFAULT));
+  H5_ID(fspace, H5Dget_space(dset));
+  if (n > 0) {
+    H5_TRY(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL));
+    H5_ID(mspace, H5Screate_simple(r->ndim, count, NULL));
+  } else {
+    H5_TRY(H5Sselect_none(fspace));
+    H5_ID(mspace, H5Screate_simple(1, &one, NULL));
+    H5_TRY(H5Sselect_none(mspace));
+  }
+  H5_TRY(H5Dwrite(dset, f->is_float ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, mspace, fspace, dxpl,
+                  n > 0 ? f->data : (const void *)&dummy));
+done:
+  H5_CLOSE(mspace, H5Sclose);
+  H5_CLOSE(fspace, H5Sclose);
+  H5_CLOSE(dset, H5Dclose);
+  return st;
+}
+
+static int write_blocks(hid_t fid, const coop_io_result *r, hid_t dxpl) {
+  int st = 0;
+  hid_t g = -1;
+  H5_ID(g, H5Gopen2(fid, "fields", H5P_DEFAULT));
+  for (int i = 0; i < r->nfields; i++) TRY(write_block(g, r, &r->fields[i], dxpl));
+done:
+  H5_CLOSE(g, H5Gclose);
+  return st;
+}
+
+#if H5_VERSION_GE(1, 10, 2)
+/* The 1.8 format: dense attribute storage, so /input may hold more than 64 KiB
+ * of text, while HDF5 1.8 readers can still open the file. */
+#define COOP_LIBVER_LOW H5F_LIBVER_V18
+#define COOP_LIBVER_HIGH H5F_LIBVER_V18
+#else
+#define COOP_LIBVER_LOW H5F_LIBVER_LATEST
+#define COOP_LIBVER_HIGH H5F_LIBVER_LATEST
+#endif
+
+static int make_fapl(MPI_Comm comm, hid_t *out) {
+  int st = 0;
+  hid_t fapl = -1;
+  H5_ID(fapl, H5Pcreate(H5P_FILE_ACCESS));
+  H5_TRY(H5Pset_libver_bounds(fapl, COOP_LIBVER_LOW, COOP_LIBVER_HIGH));
+#ifdef H5_HAVE_PARALLEL
+  H5_TRY(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
+#if H5_VERSION_GE(1, 10, 0)
+  H5_TRY(H5Pset_coll_metadata_write(fapl, 1));
+#endif
+#else
+  (void)comm;
+#endif
+  *out = fapl;
+  fapl = -1;
+done:
+  H5_CLOSE(fapl, H5Pclose);
+  return st;
+}
+
+/* Create (or open for writing) the temporary file; the message names it. */
+static int open_file(const char *tmp, int create, hid_t fapl, hid_t *fid) {
+  int st = 0;
+  hid_t fcpl = -1;
+  char call[600];
+  if (create) {
+    H5_ID(fcpl, H5Pcreate(H5P_FILE_CREATE));
+    H5_TRY(H5Pset_obj_track_times(fcpl, 0)); /* for the root group */
+  }
+  *fid = create ? H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl) : H5Fopen(tmp, H5F_ACC_RDWR, fapl);
+  if (*fid < 0) {
+    snprintf(call, sizeof call, "%s(\"%s\")", create ? "H5Fcreate" : "H5Fopen", tmp);
+    st = h5_fail(__FILE__, __LINE__, call);
+  }
+done:
+  H5_CLOSE(fcpl, H5Pclose);
+  return st;
+}
+
+#ifdef H5_HAVE_PARALLEL
+/* All ranks create the file; metadata and dataset creation are collective calls
+ * with identical arguments; blocks go in one collective write per field. */
+static int write_file(const char *tmp, const char *path, const coop_io_result *r, const io_meta *m) {
+  int st = 0;
+  hid_t fapl = -1, dxpl = -1, fid = -1;
+  st = make_fapl(r->comm, &fapl);
+  if (!st && (dxpl = H5Pcreate(H5P_DATASET_XFER)) < 0) st = h5_fail(__FILE__, __LINE__, "H5Pcreate");
+  if (!st && H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0)
+    st = h5_fail(__FILE__, __LINE__, "H5Pset_dxpl_mpio");
+  if (!st) st = open_file(tmp, 1, fapl, &fid);
+  st = agree(r->comm, st, path);
+  const io_xfer x = {dxpl, m->rank == 0};
+  if (!st) st = agree(r->comm, write_meta(fid, r, m, &x), path);
+  if (!st) st = agree(r->comm, create_fields(fid, r), path);
+  if (!st) st = agree(r->comm, write_blocks(fid, r, dxpl), path);
+  H5_CLOSE(fid, H5Fclose); /* collective: every rank that opened it closes it */
+  st = agree(r->comm, st, path);
+  H5_CLOSE(dxpl, H5Pclose);
+  H5_CLOSE(fapl, H5Pclose);
+  return st;
+}
+#else
+/* Rank 0 creates the file with all metadata and empty datasets. */
+static int serial_create(const char *tmp, const coop_io_result *r, const io_meta *m) {
+  int st = 0;
+  hid_t fapl = -1, fid = -1;
+  const io_xfer x = {H5P_DEFAULT, 1};
+  TRY(make_fapl(r->comm, &fapl));
+  TRY(open_file(tmp, 1, fapl, &fid));
+  TRY(write_meta(fid, r, m, &x));
+  TRY(create_fields(fid, r));
+done:
+  H5_CLOSE(fid, H5Fclose);
+  H5_CLOSE(fapl, H5Pclose);
+  return st;
+}
+
+static int serial_blocks(const char *tmp, const coop_io_result *r) {
+  int st = 0;
+  hid_t fapl = -1, fid = -1;
+  TRY(make_fapl(r->comm, &fapl));
+  TRY(open_file(tmp, 0, fapl, &fid));
+  TRY(write_blocks(fid, r, H5P_DEFAULT));
+done:
+  H5_CLOSE(fid, H5Fclose);
+  H5_CLOSE(fapl, H5Pclose);
+  return st;
+}
+
+/* Serial HDF5: then the ranks in turn open the file, write their blocks and close
+ * it; each turn ends with all ranks agreeing, which also passes the turn on. */
+static int write_file(const char *tmp, const char *path, const coop_io_result *r, const io_meta *m) {
+  int st = 0;
+  if (m->rank == 0) st = serial_create(tmp, r, m);
+  st = agree(r->comm, st, path);
+  for (int turn = 0; turn < m->size && !st; turn++) {
+    if (m->rank == turn) st = serial_blocks(tmp, r);
+    st = agree(r->comm, st, path);
+  }
+  return st;
+}
+#endif
+
+/* ---- the public functions ------------------------------------------------- */
+
+/* Rank 0 moves the finished files to their real names; collective. */
+static int publish(const io_names *nm, const char *path, MPI_Comm comm, int rank) {
+  int st = 0;
+  if (rank == 0) {
+    if (rename(nm->tmp, path) != 0) {
+      st = COOP_ERROR(COOP_ERR_RUNTIME, "cannot rename %s to %s: %s", nm->tmp, path, strerror(errno));
+    } else if (nm->xmf && rename(nm->xmf_tmp, nm->xmf) != 0) {
+      st = COOP_ERROR(COOP_ERR_RUNTIME, "cannot rename %s to %s: %s", nm->xmf_tmp, nm->xmf,
+                      strerror(errno));
+      unlink(path); /* half a pair is no output */
+    }
+  }
+  return agree(comm, st, path);
+}
+
+/* unlink, not remove: never delete a directory that happens to have the name. */
+static void discard(const io_names *nm) {
+  if (nm->tmp) unlink(nm->tmp);
+  if (nm->xmf_tmp) unlink(nm->xmf_tmp);
+}
+
+int coop_io_write(const char *path, const coop_io_result *r, int xdmf) {
+  io_names nm = {0};
+  io_meta m;
+  h5_quiet q;
+  int st;
+  if (!path || !r || r->comm == MPI_COMM_NULL)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_io_write: no path, result or communicator");
+  memset(&m, 0, sizeof m);
+  COOP_MPI(MPI_Comm_rank(r->comm, &m.rank));
+  COOP_MPI(MPI_Comm_size(r->comm, &m.size));
+  st = names_init(&nm, path, xdmf);
+  if (!st) st = check_local(r, m.rank);
+  st = agree(r->comm, st, path);
+  if (!st) st = check_same(r, m.size);
+  if (!st) st = meta_build(&m, r);
+  if (!st) {
+    h5_quiet_begin(&q);
+    st = write_file(nm.tmp, path, r, &m);
+    h5_quiet_end(&q);
+  }
+  if (!st && xdmf) {
+    if (m.rank == 0) st = coop_xdmf_write(nm.xmf_tmp, nm.base, r);
+    st = agree(r->comm, st, path);
+  }
+  if (!st) st = publish(&nm, path, r->comm, m.rank);
+  if (st && m.rank == 0) discard(&nm);
+  meta_free(&m);
+  names_free(&nm);
+  return st ? coop_error_trace(st, __FILE__, __LINE__) : 0;
+}
+
+int coop_io_parallel(void) {
+#ifdef H5_HAVE_PARALLEL
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+static int read_all(hid_t dset, const char *path, const char *name, double **data, int *ndim,
+                    int64_t shape[3]) {
+  int st = 0, nd;
+  hid_t type = -1, space = -1;
+  hsize_t dims[3];
+  size_t n = 1;
+  double *buf = NULL;
+  H5_ID(type, H5Dget_type(dset));
+  if (H5Tget_class(type) != H5T_FLOAT) {
+    st = COOP_ERROR(COOP_ERR_RUNTIME, "%s: /fields/%s is not floating-point", path, name);
+    goto done;
+  }
+  H5_ID(space, H5Dget_space(dset));
+  H5_TRY(nd = H5Sget_simple_extent_ndims(space));
+  if (nd < 1 || nd > 3) {
+    st = COOP_ERROR(COOP_ERR_RUNTIME, "%s: /fields/%s has %d dimensions, expected 1 to 3", path,
+                    name, nd);
+    goto done;
+  }
+  H5_TRY(H5Sget_simple_extent_dims(space, dims, NULL));
+  for (int d = 0; d < nd; d++) n *= dims[d];
+  if (!(buf = malloc(n ? n * sizeof *buf : 1))) {
+    st = COOP_ERROR(COOP_ERR_RUNTIME, "out of memory for %zu values", n);
+    goto done;
+  }
+  if (n) H5_TRY(H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+  *ndim = nd;
+  for (int d = 0; d < 3; d++) shape[d] = d < nd ? (int64_t)dims[d] : 1;
+  *data = buf;
+  buf = NULL;
+done:
+  free(buf);
+  H5_CLOSE(space, H5Sclose);
+  H5_CLOSE(type, H5Tclose);
+  return st;
+}
+
+int coop_io_read_field(const char *path, const char *name, double **data, int *ndim,
+                       int64_t shape[3]) {
+  int st = 0;
+  hid_t fid = -1, g = -1, dset = -1;
+  h5_quiet q;
+  if (!path || !name || !data || !ndim || !shape)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_io_read_field: missing argument");
+  *data = NULL;
+  h5_quiet_begin(&q);
+  H5_ID(fid, H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT));
+  H5_ID(g, H5Gopen2(fid, "fields", H5P_DEFAULT));
+  H5_ID(dset, H5Dopen2(g, name, H5P_DEFAULT));
+  TRY(read_all(dset, path, name, data, ndim, shape));
+done:
+  H5_CLOSE(dset, H5Dclose);
+  H5_CLOSE(g, H5Gclose);
+  H5_CLOSE(fid, H5Fclose);
+  h5_quiet_end(&q);
+  return st;
+}

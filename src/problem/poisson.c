@@ -1,0 +1,139 @@
+#include "problem/poisson.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/error.h"
+
+int coop_problem_init(coop_problem *p, const char *type, int ndim, int mode, const double len[3],
+                      const int64_t n[3]) {
+  memset(p, 0, sizeof *p);
+  if (strcmp(type, "sine") == 0)
+    p->type = COOP_PROBLEM_SINE;
+  else if (strcmp(type, "laplace") == 0)
+    p->type = COOP_PROBLEM_LAPLACE;
+  else
+    return COOP_ERROR(COOP_ERR_RUNTIME, "unknown problem type '%s'", type);
+  p->ndim = ndim;
+  p->mode = mode;
+  for (int a = 0; a < 3; a++) {
+    p->len[a] = a < ndim ? len[a] : 1.0;
+    p->n[a] = a < ndim ? n[a] : 1;
+    p->h[a] = a < ndim ? p->len[a] / (double)(p->n[a] + 1) : 1.0;
+  }
+  return 0;
+}
+
+double coop_problem_exact(const coop_problem *p, const double x[3]) {
+  const double pi = M_PI;
+  if (p->type == COOP_PROBLEM_SINE) {
+    double u = 1.0;
+    for (int a = 0; a < p->ndim; a++) u *= sin(p->mode * pi * x[a] / p->len[a]);
+    return u;
+  }
+  if (p->ndim == 2) {
+    const double c = pi / p->len[0];
+    return sin(pi * x[0] / p->len[0]) * sinh(c * x[1]) / sinh(c * p->len[1]);
+  }
+  const double c = pi * sqrt(1.0 / (p->len[0] * p->len[0]) + 1.0 / (p->len[1] * p->len[1]));
+  return sin(pi * x[0] / p->len[0]) * sin(pi * x[1] / p->len[1]) * sinh(c * x[2]) /
+         sinh(c * p->len[2]);
+}
+
+double coop_problem_rhs(const coop_problem *p, const double x[3]) {
+  if (p->type == COOP_PROBLEM_LAPLACE) return 0.0;
+  double k2 = 0.0;
+  for (int a = 0; a < p->ndim; a++) {
+    const double k = p->mode * M_PI / p->len[a];
+    k2 += k * k;
+  }
+  return k2 * coop_problem_exact(p, x);
+}
+
+static void store(const coop_stencil *s, void *a, int64_t idx, double v) {
+  if (s->grid.prec == COOP_FP32)
+    ((float *)a)[idx] = (float)v;
+  else
+    ((double *)a)[idx] = v;
+}
+
+/* Global position of local point (i, j, k); *boundary says whether it lies on
+ * the Dirichlet boundary, *inside whether it is an interior point of the box. */
+static void locate(const coop_problem *p, const coop_decomp *d, const int64_t l[3], double x[3],
+                   int *boundary, int *inside) {
+  *boundary = 0;
+  *inside = 1;
+  for (int a = 0; a < 3; a++) {
+    const int64_t gi = d->offset[a] + l[a];
+    x[a] = (double)(gi + 1) * p->h[a];
+    if (a >= p->ndim) continue;
+    if (gi == -1 || gi == p->n[a]) *boundary = 1;
+    if (gi < 0 || gi >= p->n[a]) *inside = 0;
+  }
+  /* a point beyond the boundary layer (deep ghosts) is neither */
+  for (int a = 0; a < p->ndim; a++) {
+    const int64_t gi = d->offset[a] + l[a];
+    if (gi < -1 || gi > p->n[a]) *boundary = 0;
+  }
+}
+
+void coop_problem_fill(const coop_problem *p, const coop_decomp *d, const coop_stencil *s, void *u,
+                       void *f) {
+  int64_t l[3];
+  for (l[2] = -s->grid.g[2]; l[2] < s->grid.n[2] + s->grid.g[2]; l[2]++)
+    for (l[1] = -s->grid.g[1]; l[1] < s->grid.n[1] + s->grid.g[1]; l[1]++)
+      for (l[0] = -s->grid.g[0]; l[0] < s->grid.n[0] + s->grid.g[0]; l[0]++) {
+        double x[3];
+        int boundary, inside;
+        locate(p, d, l, x, &boundary, &inside);
+        const int64_t idx = coop_grid_index(&s->grid, l[0], l[1], l[2]);
+        store(s, f, idx, inside ? coop_problem_rhs(p, x) : 0.0);
+        store(s, u, idx, boundary ? coop_problem_exact(p, x) : 0.0);
+      }
+}
+
+void coop_problem_error(const coop_problem *p, const coop_decomp *d, const coop_stencil *s,
+                        const double *owned, double *emax, double *esumsq) {
+  int64_t l[3], q = 0;
+  double mx = 0.0, sum = 0.0;
+  for (l[2] = 0; l[2] < s->grid.n[2]; l[2]++)
+    for (l[1] = 0; l[1] < s->grid.n[1]; l[1]++)
+      for (l[0] = 0; l[0] < s->grid.n[0]; l[0]++, q++) {
+        double x[3];
+        int boundary, inside;
+        locate(p, d, l, x, &boundary, &inside);
+        const double v = owned[q];
+        const double e = fabs(v - coop_problem_exact(p, x));
+        if (e > mx || e != e) mx = e;
+        sum += e * e;
+      }
+  *emax = mx;
+  *esumsq = sum;
+}
+
+void coop_problem_krylov(const coop_problem *p, const coop_decomp *d, const coop_stencil *s,
+                         double *b, double *exact) {
+  int64_t l[3], q = 0;
+  for (l[2] = 0; l[2] < s->grid.n[2]; l[2]++)
+    for (l[1] = 0; l[1] < s->grid.n[1]; l[1]++)
+      for (l[0] = 0; l[0] < s->grid.n[0]; l[0]++, q++) {
+        double x[3];
+        int boundary, inside;
+        locate(p, d, l, x, &boundary, &inside);
+        double v = coop_problem_rhs(p, x);
+        /* a neighbour on the Dirichlet boundary moves to the right-hand side */
+        for (int a = 0; a < p->ndim; a++)
+          for (int side = -1; side <= 1; side += 2) {
+            int64_t m[3] = {l[0], l[1], l[2]};
+            m[a] += side;
+            const int64_t gi = d->offset[a] + m[a];
+            if (gi != -1 && gi != p->n[a]) continue;
+            double y[3];
+            int bnd, in;
+            locate(p, d, m, y, &bnd, &in);
+            v += s->w[a] * coop_problem_exact(p, y);
+          }
+        b[q] = v;
+        if (exact) exact[q] = coop_problem_exact(p, x);
+      }
+}

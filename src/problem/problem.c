@@ -1,0 +1,140 @@
+#include "problem/problem.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+static int setup_grid(coop_linsys *ls, const coop_comm *c, const coop_config *cfg) {
+  const int ndim = (int)coop_config_int(cfg, "grid.dim");
+  const int64_t n[3] = {coop_config_int(cfg, "grid.nx"), coop_config_int(cfg, "grid.ny"),
+                        ndim == 3 ? coop_config_int(cfg, "grid.nz") : 1};
+  const double len[3] = {coop_config_real(cfg, "grid.lx"), coop_config_real(cfg, "grid.ly"),
+                         ndim == 3 ? coop_config_real(cfg, "grid.lz") : 1.0};
+  const int g = (int)coop_config_int(cfg, "grid.ghost");
+  ls->grid = 1;
+  COOP_CHECK(coop_problem_init(&ls->poisson, coop_config_str(cfg, "problem.type"), ndim,
+                               (int)coop_config_int(cfg, "problem.mode"), len, n));
+  COOP_CHECK(coop_decomp_create(&ls->dec, c->world, ndim, n, g));
+  coop_stencil_init(&ls->s, ndim, ls->prec, ls->dec.n, g, ls->poisson.h);
+  ls->n = (int64_t)coop_grid_owned(&ls->s.grid);
+  ls->n_global = n[0] * n[1] * n[2];
+  return 0;
+}
+
+static int setup_matrix(coop_linsys *ls, const coop_comm *c, const coop_config *cfg) {
+  int64_t nr, nc, ann;
+  ls->grid = 0;
+  ls->matrix = coop_config_str(cfg, "problem.matrix");
+  if (strcmp(ls->matrix, "none") == 0)
+    return coop_error_input("problem.type = matrix needs problem.matrix = PATH (a Matrix Market file)");
+  if (ls->prec != COOP_FP64)
+    return coop_error_input("solver.precision = %s: matrix problems are fp64 only",
+                            coop_config_str(cfg, "solver.precision"));
+  COOP_CHECK(coop_mm_read_size(ls->matrix, &nr, &nc, &ann));
+  if (nr != nc) return coop_error_input("%s: the matrix is %lld x %lld, not square", ls->matrix,
+                                        (long long)nr, (long long)nc);
+  if (nr < c->size)
+    return coop_error_input("%s: %lld rows cannot be shared by %d ranks", ls->matrix, (long long)nr, c->size);
+  ls->n_global = nr;
+  coop_decomp_split(nr, c->size, c->rank, &ls->n, &ls->row_lo);
+  return coop_mm_read(ls->matrix, ls->row_lo, ls->row_lo + ls->n, &ls->mm);
+}
+
+int coop_linsys_create(coop_linsys *ls, const coop_comm *c, const coop_config *cfg) {
+  memset(ls, 0, sizeof *ls);
+  ls->dec.cart = MPI_COMM_NULL;
+  ls->prec = strcmp(coop_config_str(cfg, "solver.precision"), "fp32") == 0 ? COOP_FP32 : COOP_FP64;
+  if (strcmp(coop_config_str(cfg, "problem.type"), "matrix") == 0) return setup_matrix(ls, c, cfg);
+  return setup_grid(ls, c, cfg);
+}
+
+/* Uniform in [-1, 1) from (seed, global index): the same vector at any rank count. */
+static double hashed(uint64_t seed, uint64_t i) {
+  uint64_t z = seed * 0x9e3779b97f4a7c15ull + i + 0x632be59bd9b4e5adull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+/* problem.rhs and problem.x0 take "file:PATH" (a Matrix Market vector). */
+static int vector_from(const coop_linsys *ls, const char *key, const char *value, double *out) {
+  if (strncmp(value, "file:", 5) != 0 || !value[5])
+    return coop_error_input("%s = %s: expected %s or file:PATH", key, value,
+                            strcmp(key, "problem.rhs") == 0 ? "ones, random" : "zero");
+  return coop_mm_read_vector(value + 5, ls->n_global, ls->row_lo, ls->row_lo + ls->n, out);
+}
+
+static int matrix_rhs(coop_linsys *ls, const coop_config *cfg, double *b, double *x0, int *need_apply) {
+  const char *rhs = coop_config_str(cfg, "problem.rhs"), *x0s = coop_config_str(cfg, "problem.x0");
+  const uint64_t seed = (uint64_t)coop_config_int(cfg, "problem.seed");
+  *need_apply = 0;
+  if (strcmp(x0s, "zero") == 0) memset(x0, 0, (size_t)ls->n * sizeof *x0);
+  else COOP_CHECK(vector_from(ls, "problem.x0", x0s, x0));
+  if (strcmp(rhs, "ones") == 0) { /* b = A 1: the exact solution is known */
+    if (!(ls->exact = malloc((size_t)ls->n * sizeof *ls->exact + 1)))
+      return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+    for (int64_t i = 0; i < ls->n; i++) ls->exact[i] = 1.0;
+    *need_apply = 1; /* b is computed on the backend */
+    return 0;
+  }
+  if (strcmp(rhs, "random") == 0) {
+    for (int64_t i = 0; i < ls->n; i++) b[i] = hashed(seed, (uint64_t)(ls->row_lo + i));
+    return 0;
+  }
+  return vector_from(ls, "problem.rhs", rhs, b);
+}
+
+static int krylov_matrix(coop_linsys *ls, const coop_comm *c, const coop_config *cfg,
+                         coop_backend *be, int cuda_aware, double *b, double *x0) {
+  const coop_mm_matrix *m = &ls->mm;
+  COOP_CHECK(coop_op_create_csr(be, c->world, ls->row_lo, ls->n, ls->n_global, m->rowptr,
+                                m->colind, m->val, cuda_aware, &ls->A));
+  coop_mm_free(&ls->mm); /* the backend holds it now */
+  int need_apply;
+  COOP_CHECK(matrix_rhs(ls, cfg, b, x0, &need_apply));
+  COOP_CHECK(coop_vec_upload(ls->x, x0));
+  if (!need_apply) return coop_vec_upload(ls->b, b);
+  coop_vec *ones = NULL;
+  int rc = coop_vec_duplicate(ls->x, &ones);
+  if (!rc) rc = coop_vec_set(ones, 1.0);
+  if (!rc) rc = coop_op_apply(ls->A, ones, ls->b);
+  coop_vec_destroy(ones);
+  return rc;
+}
+
+int coop_linsys_krylov(coop_linsys *ls, const coop_comm *c, const coop_config *cfg,
+                       coop_backend *be, int cuda_aware) {
+  double *b = malloc((size_t)ls->n * sizeof *b + 1), *x0 = malloc((size_t)ls->n * sizeof *x0 + 1);
+  int rc = 0;
+  if (!b || !x0) rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if (!rc) rc = coop_vec_create(be, c->world, ls->prec, ls->n, &ls->b);
+  if (!rc) rc = coop_vec_create(be, c->world, ls->prec, ls->n, &ls->x);
+  if (!rc && ls->grid) {
+    if (!(ls->exact = malloc((size_t)ls->n * sizeof *ls->exact + 1))) rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+    if (!rc) {
+      coop_problem_krylov(&ls->poisson, &ls->dec, &ls->s, b, ls->exact);
+      memset(x0, 0, (size_t)ls->n * sizeof *x0);
+      rc = coop_op_create_stencil(be, &ls->dec, &ls->s, cuda_aware, &ls->A);
+    }
+    if (!rc) rc = coop_vec_upload(ls->b, b);
+    if (!rc) rc = coop_vec_upload(ls->x, x0);
+  } else if (!rc) {
+    rc = krylov_matrix(ls, c, cfg, be, cuda_aware, b, x0);
+  }
+  free(b);
+  free(x0);
+  return rc;
+}
+
+void coop_linsys_destroy(coop_linsys *ls) {
+  coop_op_destroy(ls->A);
+  coop_vec_destroy(ls->b);
+  coop_vec_destroy(ls->x);
+  coop_mm_free(&ls->mm);
+  free(ls->exact);
+  if (ls->grid) coop_decomp_destroy(&ls->dec);
+  memset(ls, 0, sizeof *ls);
+}
