@@ -25,18 +25,23 @@
 
 namespace {
 
-constexpr int kThreads = 256;  /* vector kernel and fix-up */
-constexpr int kMpThreads = 128; /* merge path: threads per block */
-constexpr int kMpIpt = 8;       /* merge path: steps per thread */
+constexpr int kThreads = 256; /* vector kernel and fix-up */
+/* Merge path: 128 threads x 8 steps per chunk was the fastest of 64x16,
+ * 128x8, 128x16, 256x4, 256x8 and 512x4 on an H200 over uniform, power-law
+ * and long-row matrices of 15 to 40 M nonzeros (within 6% of the vector
+ * kernel where both apply; 2.1 TB/s on a power law with near columns). */
+constexpr int kMpThreads = 128;
+constexpr int kMpIpt = 8;
 constexpr int kMpItems = kMpThreads * kMpIpt;
+constexpr int kFixUnroll = 8; /* fix-up: loads per lane per step */
 constexpr int kMaxBlocks = 1 << 30;
 
 struct Plan {
-  int tpr;               /* > 0: vector kernel; 0: merge path */
-  long long nchunks;     /* merge path: chunks of kMpItems steps */
-  long long *chunk_row;  /* nchunks + 1: row at each chunk's first step (device) */
-  long long *carry_row;  /* nchunks: row of the carry-out, -1 for none (device) */
-  double *carry_val;     /* nchunks: the carry-out (device) */
+  int tpr;              /* > 0: vector kernel; 0: merge path */
+  long long nchunks;    /* merge path: chunks of kMpItems steps */
+  long long *chunk_row; /* nchunks + 1: row at each chunk's first step (device) */
+  long long *carry_row; /* nchunks: row of the carry-out, -1 for none (device) */
+  double *carry_val;    /* nchunks: the carry-out (device) */
 };
 
 struct Mat {
@@ -150,14 +155,33 @@ __global__ void __launch_bounds__(kMpThreads)
     const long long j0 = d0 - i0, j1 = d1 - i1;
     const int na = (int)(i1 - i0), nb = (int)(j1 - j0), items = (int)(d1 - d0);
 
-    /* the chunk's products and row ends, loaded coalesced */
+    /* the chunk's products and row ends, loaded coalesced: all loads into
+     * registers first (a store to shared memory between them would keep the
+     * compiler from overlapping the gathers, as it cannot tell the spaces apart) */
+    int col[kMpIpt];
+    double prod[kMpIpt];
+    long long end[kMpIpt + 1];
 #pragma unroll
     for (int u = 0; u < kMpIpt; u++) {
       const int k = t + u * kMpThreads;
-      if (k < nb) s_prod[k] = __ldg(A.v + j0 + k) * __ldg(x + __ldg(A.ci + j0 + k));
+      col[u] = k < nb ? __ldg(A.ci + j0 + k) : 0;
     }
-    for (int k = t; k <= na; k += kMpThreads)
-      s_rowend[k] = i0 + k < A.nrows ? __ldg(A.rp + i0 + k + 1) : A.nnz;
+#pragma unroll
+    for (int u = 0; u <= kMpIpt; u++) {
+      const int k = t + u * kMpThreads;
+      end[u] = k <= na && i0 + k < A.nrows ? __ldg(A.rp + i0 + k + 1) : A.nnz;
+    }
+#pragma unroll
+    for (int u = 0; u < kMpIpt; u++) {
+      const int k = t + u * kMpThreads;
+      prod[u] = k < nb ? __ldg(A.v + j0 + k) * __ldg(x + col[u]) : 0.0;
+    }
+#pragma unroll
+    for (int u = 0; u < kMpIpt; u++)
+      if (t + u * kMpThreads < nb) s_prod[t + u * kMpThreads] = prod[u];
+#pragma unroll
+    for (int u = 0; u <= kMpIpt; u++)
+      if (t + u * kMpThreads <= na) s_rowend[t + u * kMpThreads] = end[u];
     __syncthreads();
 
     /* this thread's steps: a row finished after one finished here is whole */
@@ -210,33 +234,59 @@ __global__ void __launch_bounds__(kMpThreads)
   }
 }
 
-/* One warp per chunk c; the warp of the first chunk of each run of chunks
- * carrying into the same row adds the run's carries (lane l takes c + l,
- * c + l + 32, ..., then a fixed tree) to that row. Runs are contiguous: the
- * row of a chunk's end never decreases along the path. Runs after the
- * spmv_merge launch on the same stream, so the rows' own parts are in y. */
+/* One thread per chunk c. A chunk carrying into a row no earlier chunk
+ * carries into heads a run (runs are contiguous: the row of a chunk's end
+ * never decreases along the path). A run of one chunk (a row shorter than a
+ * chunk: the common case) is added by its thread; a longer run (a row over
+ * several chunks) by the whole warp, lane l taking c + l, c + l + 32, ...,
+ * then a fixed tree. Runs after spmv_merge on the same stream, so the rows'
+ * own parts are in y. */
 __global__ void __launch_bounds__(kThreads)
     spmv_fixup(long long nchunks, const long long *__restrict__ carry_row,
                const double *__restrict__ carry_val, const int32_t *__restrict__ rows,
                double *__restrict__ y) {
   const int lane = threadIdx.x & 31;
-  const long long stride = (long long)gridDim.x * (kThreads / 32);
-  for (long long c = ((long long)blockIdx.x * kThreads + threadIdx.x) >> 5; c < nchunks;
-       c += stride) {
-    const long long r = carry_row[c];
-    if (r < 0 || (c > 0 && carry_row[c - 1] == r)) continue; /* uniform over the warp */
-    double s = 0.0;
-    for (long long b = c;; b += 32) {
-      const long long e = b + lane;
-      const bool in = e < nchunks && carry_row[e] == r;
-      if (in) s += carry_val[e];
-      if (!__all_sync(0xffffffffu, in)) break;
+  const long long stride = (long long)gridDim.x * kThreads;
+  /* the loop is uniform over the block: every lane reaches the ballot */
+  for (long long base = (long long)blockIdx.x * kThreads; base < nchunks; base += stride) {
+    const long long c = base + threadIdx.x;
+    long long r = -1;
+    bool head = false, single = false;
+    if (c < nchunks) {
+      r = carry_row[c];
+      head = r >= 0 && (c == 0 || carry_row[c - 1] != r);
+      single = head && (c + 1 == nchunks || carry_row[c + 1] != r);
     }
+    if (single) y[rows ? (long long)rows[r] : r] += carry_val[c];
+    unsigned long_heads = __ballot_sync(0xffffffffu, head && !single);
+    while (long_heads) {
+      const int src = __ffs(long_heads) - 1;
+      long_heads &= long_heads - 1;
+      const long long hc = __shfl_sync(0xffffffffu, c, src), hr = __shfl_sync(0xffffffffu, r, src);
+      /* 8 loads per lane in flight per step: a row over thousands of chunks
+       * takes a few steps, not one round trip per 32 chunks. Chunks past the
+       * run never carry into its row again, so any match belongs to it. */
+      double s = 0.0;
+      for (long long b = hc;; b += 32 * kFixUnroll) {
+        long long rr[kFixUnroll];
+        double vv[kFixUnroll];
+        bool all_in = true;
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-    if (lane == 0) {
-      const long long q = rows ? (long long)rows[r] : r;
-      y[q] += s;
+        for (int m = 0; m < kFixUnroll; m++) {
+          const long long e = b + lane + 32 * m;
+          rr[m] = e < nchunks ? carry_row[e] : -1;
+          vv[m] = e < nchunks ? carry_val[e] : 0.0;
+        }
+#pragma unroll
+        for (int m = 0; m < kFixUnroll; m++) {
+          if (rr[m] == hr) s += vv[m];
+          all_in = all_in && rr[m] == hr;
+        }
+        if (!__all_sync(0xffffffffu, all_in)) break;
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+      if (lane == 0) y[rows ? (long long)rows[hr] : hr] += s;
     }
   }
 }
@@ -267,8 +317,8 @@ int spmv_merge_path(const coop_csr *A, const Plan *p, const double *x, double *y
   spmv_merge<<<nb, kMpThreads, 0, st>>>(mat_of(A), p->chunk_row, p->nchunks, x, y, add,
                                         p->carry_row, p->carry_val);
   COOP_CUDA_LAUNCHED();
-  spmv_fixup<<<blocks_for(p->nchunks, kThreads / 32), kThreads, 0, st>>>(
-      p->nchunks, p->carry_row, p->carry_val, A->rows, y);
+  spmv_fixup<<<blocks_for(p->nchunks, kThreads), kThreads, 0, st>>>(p->nchunks, p->carry_row,
+                                                                    p->carry_val, A->rows, y);
   COOP_CUDA_LAUNCHED();
   return 0;
 }
@@ -314,13 +364,20 @@ int coop_csr_spmv_cuda(const coop_csr *A, const double *x, double *y, int add) {
   if (!p) return COOP_ERROR(COOP_ERR_RUNTIME, "coop_csr_spmv_cuda: matrix without a plan");
   if (A->nrows == 0) return 0;
   switch (p->tpr) {
-  case 0: return spmv_merge_path(A, p, x, y, add, st);
-  case 1: return launch_vector<1>(A, x, y, add, st);
-  case 2: return launch_vector<2>(A, x, y, add, st);
-  case 4: return launch_vector<4>(A, x, y, add, st);
-  case 8: return launch_vector<8>(A, x, y, add, st);
-  case 16: return launch_vector<16>(A, x, y, add, st);
-  default: return launch_vector<32>(A, x, y, add, st);
+  case 0:
+    return spmv_merge_path(A, p, x, y, add, st);
+  case 1:
+    return launch_vector<1>(A, x, y, add, st);
+  case 2:
+    return launch_vector<2>(A, x, y, add, st);
+  case 4:
+    return launch_vector<4>(A, x, y, add, st);
+  case 8:
+    return launch_vector<8>(A, x, y, add, st);
+  case 16:
+    return launch_vector<16>(A, x, y, add, st);
+  default:
+    return launch_vector<32>(A, x, y, add, st);
   }
 }
 

@@ -83,8 +83,12 @@ __device__ bool tile_origin(const Dev &p, const Reg &r, I t, long long *q, long 
   return true;
 }
 
+/* u and un carry no __restrict__ here: the persistent kernels write u between
+ * grid barriers and read it again in the same launch, which the read-only
+ * (non-coherent) load path that const __restrict__ permits would not see. The
+ * one-kernel-per-sweep launcher keeps its restrict-qualified parameters. */
 template <typename T, int DIM>
-__device__ T jacobi_point(const Dev &p, const T *__restrict__ u, const T *__restrict__ f,
+__device__ T jacobi_point(const Dev &p, const T *u, const T *__restrict__ f,
                           long long q) {
   T acc = f[q] + (T)p.w0 * (u[q - 1] + u[q + 1]) + (T)p.w1 * (u[q - p.sy] + u[q + p.sy]);
   if (DIM == 3) acc += (T)p.w2 * (u[q - p.sz] + u[q + p.sz]);
@@ -92,7 +96,7 @@ __device__ T jacobi_point(const Dev &p, const T *__restrict__ u, const T *__rest
 }
 
 template <typename T, int DIM, typename I>
-__device__ void sweep_range(const Dev &p, const Reg &r, const T *__restrict__ u, T *__restrict__ un,
+__device__ void sweep_range(const Dev &p, const Reg &r, const T *u, T *un,
                             const T *__restrict__ f, I t0, I ts, I tiles) {
   constexpr int R = sweep_rows<T>();
   const T d = (T)p.d;
@@ -123,7 +127,7 @@ __device__ void sweep_tiles(const Dev &p, const Reg &r, const T *__restrict__ u,
 }
 
 template <typename T, int DIM, typename I>
-__device__ double residual_range(const Dev &p, const Reg &r, const T *__restrict__ u,
+__device__ double residual_range(const Dev &p, const Reg &r, const T *u,
                                  const T *__restrict__ f, I t0, I ts, I tiles) {
   const T w0 = (T)p.w0, w1 = (T)p.w1, w2 = (T)p.w2, diag = (T)p.diag;
   double sum = 0.0;

@@ -10,9 +10,11 @@
 /* Scratch slot of the residual sum, above the vector reductions' area. */
 #define RESIDUAL_SLOT (COOP_SCRATCH_DOUBLES - 1)
 
+#if !COOP_HAVE_CUDA
 static int no_cuda(void) {
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
 }
+#endif
 
 static int sweeps_host(const coop_stencil *s, const coop_region *regions, int k, void *u,
                        void *unew, const void *f) {

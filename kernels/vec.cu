@@ -20,7 +20,7 @@
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kUnroll = 4;      /* packs per thread per stream and pass */
+constexpr int kUnroll = 4; /* packs per thread per stream and pass */
 /* mdot: a thread takes kDotPacks packs per stream and pass; with k <= 2 it
  * loads them all before adding (4 to 8 loads in flight), with more streams
  * one pack at a time (the registers stay under 64: 4 blocks per SM). The
@@ -29,15 +29,13 @@ constexpr int kUnroll = 4;      /* packs per thread per stream and pass */
 constexpr int kDotPacks = 2;
 constexpr int kMaxBlocks = 1 << 30;
 
-template <typename T>
-struct Pack {
+template <typename T> struct Pack {
   static constexpr int W = 16 / sizeof(T);
   T e[W];
 };
 
 /* Load/store one pack: a 16-byte instruction when aligned, else W scalars. */
-template <bool A>
-__device__ __forceinline__ Pack<double> ld(const double *p) {
+template <bool A> __device__ __forceinline__ Pack<double> ld(const double *p) {
   Pack<double> r;
   if (A) {
     const double2 v = *reinterpret_cast<const double2 *>(p);
@@ -50,8 +48,7 @@ __device__ __forceinline__ Pack<double> ld(const double *p) {
   return r;
 }
 
-template <bool A>
-__device__ __forceinline__ Pack<float> ld(const float *p) {
+template <bool A> __device__ __forceinline__ Pack<float> ld(const float *p) {
   Pack<float> r;
   if (A) {
     const float4 v = *reinterpret_cast<const float4 *>(p);
@@ -66,8 +63,7 @@ __device__ __forceinline__ Pack<float> ld(const float *p) {
   return r;
 }
 
-template <bool A>
-__device__ __forceinline__ void st(double *p, const Pack<double> &r) {
+template <bool A> __device__ __forceinline__ void st(double *p, const Pack<double> &r) {
   if (A) {
     *reinterpret_cast<double2 *>(p) = make_double2(r.e[0], r.e[1]);
   } else {
@@ -76,8 +72,7 @@ __device__ __forceinline__ void st(double *p, const Pack<double> &r) {
   }
 }
 
-template <bool A>
-__device__ __forceinline__ void st(float *p, const Pack<float> &r) {
+template <bool A> __device__ __forceinline__ void st(float *p, const Pack<float> &r) {
   if (A) {
     *reinterpret_cast<float4 *>(p) = make_float4(r.e[0], r.e[1], r.e[2], r.e[3]);
   } else {
@@ -149,8 +144,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T, bool A>
-__global__ void __launch_bounds__(kThreads)
-    mult_kernel(long long n, const T *x, const T *y, T *w) {
+__global__ void __launch_bounds__(kThreads) mult_kernel(long long n, const T *x, const T *y, T *w) {
   constexpr int W = Pack<T>::W;
   const long long np = n / W;
   const long long stride = (long long)gridDim.x * kThreads * kUnroll;
@@ -210,10 +204,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 /* ---- mdot ---- */
-template <typename T>
-struct DotArgs {
-  const T *x[COOP_RED_MAX], *y[COOP_RED_MAX];
-};
+template <typename T> struct DotArgs { const T *x[COOP_RED_MAX], *y[COOP_RED_MAX]; };
 
 /* Sum v over the block in a fixed tree: warp shuffles, then the warps' sums
  * in warp order by thread 0. Valid in thread 0. sh holds kThreads/32 values. */
@@ -285,8 +276,7 @@ __global__ void __launch_bounds__(kThreads, 4)
   double acc[K];
 #pragma unroll
   for (int j = 0; j < K; j++) acc[j] = 0.0;
-  for (long long p0 = (long long)blockIdx.x * kThreads * U + threadIdx.x; p0 < np;
-       p0 += stride) {
+  for (long long p0 = (long long)blockIdx.x * kThreads * U + threadIdx.x; p0 < np; p0 += stride) {
     if constexpr (K > 2) {
 #pragma unroll
       for (int u = 0; u < U; u++)
@@ -355,8 +345,7 @@ int mult_t(long long n, const void *x, const void *y, void *w, cudaStream_t st) 
   return 0;
 }
 
-template <typename T>
-int set_t(long long n, double a, void *x, cudaStream_t st) {
+template <typename T> int set_t(long long n, double a, void *x, cudaStream_t st) {
   const int nb = blocks_for(n / Pack<T>::W, kThreads * kUnroll);
   if (aligned16(x))
     set_kernel<T, true><<<nb, kThreads, 0, st>>>(n, (T)a, (T *)x);
@@ -394,10 +383,18 @@ int mdot_t(long long n, int k, const void *const x[], const void *const y[], dou
     }
   }
   switch (k) {
-  case 1: launch_mdot_partial<T, 1>((int)nb, n, args, same, al, partials, st); break;
-  case 2: launch_mdot_partial<T, 2>((int)nb, n, args, same, al, partials, st); break;
-  case 3: launch_mdot_partial<T, 3>((int)nb, n, args, same, al, partials, st); break;
-  default: launch_mdot_partial<T, 4>((int)nb, n, args, same, al, partials, st); break;
+  case 1:
+    launch_mdot_partial<T, 1>((int)nb, n, args, same, al, partials, st);
+    break;
+  case 2:
+    launch_mdot_partial<T, 2>((int)nb, n, args, same, al, partials, st);
+    break;
+  case 3:
+    launch_mdot_partial<T, 3>((int)nb, n, args, same, al, partials, st);
+    break;
+  default:
+    launch_mdot_partial<T, 4>((int)nb, n, args, same, al, partials, st);
+    break;
   }
   COOP_CUDA_LAUNCHED();
   mdot_final_kernel<<<1, kThreads, 0, st>>>(k, (int)nb, partials, result);
@@ -408,8 +405,7 @@ int mdot_t(long long n, int k, const void *const x[], const void *const y[], dou
 template <typename T>
 int gather_t(long long m, const int32_t *idx, const void *src, void *dst, cudaStream_t st) {
   if (m <= 0) return 0;
-  gather_kernel<T><<<blocks_for(m, kThreads), kThreads, 0, st>>>(m, idx, (const T *)src,
-                                                                  (T *)dst);
+  gather_kernel<T><<<blocks_for(m, kThreads), kThreads, 0, st>>>(m, idx, (const T *)src, (T *)dst);
   COOP_CUDA_LAUNCHED();
   return 0;
 }

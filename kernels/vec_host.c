@@ -7,8 +7,7 @@
 
 /* w may alias x or y (scale, axpy, aypx pass the same vector), so no restrict
  * on the axpby loops. */
-static void axpby_f64(int64_t n, double a, const double *x, double b, const double *y,
-                      double *w) {
+static void axpby_f64(int64_t n, double a, const double *x, double b, const double *y, double *w) {
   if (x && y)
     for (int64_t i = 0; i < n; i++) w[i] = a * x[i] + b * y[i];
   else if (x)
@@ -101,8 +100,7 @@ int coop_vec_set_host(coop_precision p, int64_t n, double a, void *x) {
 /* to_double = 0: in holds n doubles, out n elements of p. to_double = 1: in
  * holds n elements of p (passed through the const double * of the header),
  * out n doubles. */
-int coop_vec_convert_host(coop_precision p, int64_t n, const double *in, void *out,
-                          int to_double) {
+int coop_vec_convert_host(coop_precision p, int64_t n, const double *in, void *out, int to_double) {
   if (p == COOP_FP64) {
     if (n > 0 && (const void *)in != out) memmove(out, in, (size_t)n * sizeof(double));
   } else if (to_double) {

@@ -41,6 +41,29 @@ static int setup_pc(coop_solve *sv, krylov_data *k) {
   return rc;
 }
 
+#if COOP_HAVE_CUDA
+/* The persistent kernel's view of the operator and preconditioner. */
+static void kg_op_of(const coop_solve *sv, const krylov_data *k, coop_kg_op *op) {
+  const coop_op *A = sv->A;
+  memset(op, 0, sizeof *op);
+  op->n = A->n;
+  if (A->kind == COOP_OP_CSR) {
+    op->kind = COOP_KG_CSR;
+    op->rowptr = A->loc->rowptr;
+    op->colind = A->loc->colind;
+    op->val = A->loc->val;
+  } else {
+    op->kind = COOP_KG_STENCIL;
+    op->ndim = A->s.grid.ndim;
+    op->nx = A->s.grid.n[0];
+    op->ny = A->s.grid.n[1];
+    op->nz = A->s.grid.n[2];
+    for (int a = 0; a < 3; a++) op->w[a] = A->s.w[a];
+  }
+  op->inv_diag = k->inv_diag ? (const double *)k->inv_diag->data : NULL;
+}
+#endif
+
 /* grid mode: one rank, fp64, a GPU that runs cooperative kernels. */
 static int choose_mode(coop_solve *sv, krylov_data *k) {
   if (!sv->be->device_memory) {
@@ -57,16 +80,17 @@ static int choose_mode(coop_solve *sv, krylov_data *k) {
 #if COOP_HAVE_CUDA
   if (!why) {
     coop_kg_op op;
-    memset(&op, 0, sizeof op);
-    op.kind = sv->A->kind == COOP_OP_CSR ? COOP_KG_CSR : COOP_KG_STENCIL;
-    int most = 0, threads = 0;
-    COOP_CHECK(coop_kg_max_blocks(&op, (coop_kg_method)k->method, sv->be->device, &most, &threads));
+    kg_op_of(sv, k, &op);
+    int most = 0, threads = 0, best = 0;
+    const coop_kg_method m = (coop_kg_method)k->method;
+    COOP_CHECK(coop_kg_max_blocks(&op, m, sv->be->device, &most, &threads));
     if (most < 1) why = "the persistent kernel cannot be resident";
     else if (sv->blocks > most)
       return coop_error_input("run.blocks = %d: at most %d blocks can be resident on GPU %d for the "
                               "persistent Krylov kernel, and a grid barrier over more could never "
                               "complete", sv->blocks, most, sv->be->device);
-    k->grid_blocks = sv->blocks > 0 ? sv->blocks : most;
+    if (!why) COOP_CHECK(coop_kg_default_blocks(&op, m, sv->be->device, &best, &threads));
+    k->grid_blocks = sv->blocks > 0 ? sv->blocks : best;
     k->grid_threads = threads;
   }
 #else
@@ -160,22 +184,7 @@ static int run_grid(coop_solve *sv, krylov_data *k) {
   coop_backend *be = sv->be;
   const coop_op *A = sv->A;
   coop_kg_op op;
-  memset(&op, 0, sizeof op);
-  op.n = A->n;
-  if (A->kind == COOP_OP_CSR) {
-    op.kind = COOP_KG_CSR;
-    op.rowptr = A->loc->rowptr;
-    op.colind = A->loc->colind;
-    op.val = A->loc->val;
-  } else {
-    op.kind = COOP_KG_STENCIL;
-    op.ndim = A->s.grid.ndim;
-    op.nx = A->s.grid.n[0];
-    op.ny = A->s.grid.n[1];
-    op.nz = A->s.grid.n[2];
-    for (int a = 0; a < 3; a++) op.w[a] = A->s.w[a];
-  }
-  op.inv_diag = k->inv_diag ? (const double *)k->inv_diag->data : NULL;
+  kg_op_of(sv, k, &op);
   const coop_solve_ctl *c = &sv->ctl;
   coop_kg_args a = {(coop_kg_method)k->method, c->max_iter, c->rtol, c->atol, c->dtol, c->hist_cap, NULL, NULL};
   double *work = NULL;

@@ -2,10 +2,14 @@
  * GPU, fp64): CG, pipelined CG and right-preconditioned BiCGStab on a CSR
  * matrix or the matrix-free Poisson stencil, with the Jacobi preconditioner
  * or none. The stop test, its reasons and the history are those of
- * solvers/stop.h; the recurrences are the ones solvers/cg.c, pipecg.c and
- * bicgstab.c run with one kernel per operation, so both give the same
- * iterations and the same answers to rounding (dot products are summed in a
- * different, but fixed, order; every run on the same grid repeats every bit).
+ * solvers/stop.h; the recurrences, breakdown tests and vector updates are
+ * the ones solvers/cg.c, pipecg.c and bicgstab.c run with one kernel per
+ * operation, operation for operation, so both give the same answers to
+ * rounding. Dot products are summed in another (fixed) order, so the bits
+ * differ; CG and pipelined CG then take the same iterations (a run that ends
+ * within rounding of the tolerance can differ by one), BiCGStab on a
+ * symmetric problem can drift by several (it does so between any two
+ * summation orders). Every run on the same grid repeats every bit.
  *
  * Inside an iteration the vector updates are fused around the SpMV: a value a
  * neighbour row needs from this iteration (p = z + beta p in CG, say) is
@@ -14,9 +18,9 @@
  * for it. Grid barriers per iteration: CG 2, pipelined CG 1, BiCGStab 3 (see
  * coop_kg_barriers_per_iter); each reduction costs one barrier, after which
  * every block sums all blocks' partials in the same order, so all blocks take
- * the same decisions. Scalars and vector updates round every operation
- * separately (no fused multiply-add), in the order written in krylov_grid.cu,
- * as host C compiled without FMA contraction does.
+ * the same decisions. Scalars, vector updates and the stencil round every
+ * operation separately (no fused multiply-add), as kernels/vec.cu,
+ * kernels/stencil_krylov.cu and host C without FMA contraction do.
  *
  * All pointers named "device" are device memory of the current device; the
  * caller owns them. Functions return 0 or a coop error status (core/error.h). */
@@ -34,7 +38,8 @@ typedef enum { COOP_KG_CSR = 0, COOP_KG_STENCIL = 1 } coop_kg_kind;
 typedef enum { COOP_KG_CG = 0, COOP_KG_PIPECG = 1, COOP_KG_BICGSTAB = 2 } coop_kg_method;
 
 /* The operator y = A x on n unknowns, and the preconditioner.
- * CSR: rowptr[n+1], colind[nnz] (< n), val[nnz]; row i is summed in CSR order.
+ * CSR: rowptr[n+1], colind[nnz] (< n), val[nnz]; one thread a row, summed
+ * in CSR order (kernels/csr.cu sums in another order: bits differ).
  * Stencil (kernels/stencil.h, Krylov form): the box nx*ny*nz (nz = 1 when
  * ndim = 2; n = nx*ny*nz), x fastest, points outside the box zero, w[a] = 1/h_a^2
  * (w[2] unused in 2D), y_i = diag x_i - w0 (x_{i-1} + x_{i+1})
@@ -59,8 +64,9 @@ typedef struct {
   int64_t hist_cap; int64_t *hist_iter; double *hist_res; /* device, hist_cap entries */
 } coop_kg_args;
 
-/* Written by the kernel at its end (device memory). iterations: the iteration
- * the solve stopped in (a breakdown inside iteration k reports k); hist_len:
+/* Written by the kernel at its end (device memory), as solvers/krylov.c keeps
+ * coop_solve_ctl: iterations and rnorm are those of the last residual check
+ * (a breakdown found in iteration k before its check reports k - 1); hist_len:
  * valid history entries, min(checks, hist_cap); reason: a coop_reason. */
 typedef struct {
   double r0, rnorm;
@@ -73,27 +79,33 @@ typedef struct {
 size_t coop_kg_work_doubles(coop_kg_method m, int64_t n, int blocks);
 
 /* Largest co-resident grid (occupancy x SMs, at most 1024 blocks) and the block
- * size, for this operator and method on GPU dev; *blocks = 0: the device
- * cannot run it (no cooperative launch). Any grid up to *blocks may be passed
- * to coop_kg_solve; problems that fit in L2 (below ~1M unknowns) often run
- * faster on one block per SM, where barriers and partial sums are cheaper. */
+ * size (256), for this kind of operator and method on GPU dev; *blocks = 0:
+ * the device cannot run it (no cooperative launch). Only A->kind is needed;
+ * with A->n (and the box) set, the answer is exact for that problem, else it
+ * is the smaller of the two variants' limits. Any grid up to *blocks may be
+ * passed to coop_kg_solve, but small problems run faster on fewer blocks
+ * (coop_kg_default_blocks). */
 int coop_kg_max_blocks(const coop_kg_op *A, coop_kg_method m, int dev, int *blocks, int *threads);
+
+/* The grid to run with when the user asked for none: *blocks is the fewest
+ * whole waves of SMs (at most the co-resident maximum) on which the fast
+ * variant for problems that fit in L2 applies, else the maximum, which
+ * streaming needs for bandwidth; *threads as coop_kg_max_blocks. Needs the
+ * whole operator (n and, for the stencil, the box). */
+int coop_kg_default_blocks(const coop_kg_op *A, coop_kg_method m, int dev, int *blocks, int *threads);
 
 /* Grid barriers per iteration of the persistent kernel (for the summary):
  * CG 2, pipelined CG 1, BiCGStab 3; 0 for an unknown method. The setup before
  * the first iteration costs 1 (CG, BiCGStab) or 3 (pipelined CG) more. */
 int coop_kg_barriers_per_iter(coop_kg_method m);
 
-/* Device bytes one iteration reads and writes at least (each vector entry
- * once, the matrix once; neighbour reuse from caches assumed), for the
- * summary's bandwidth figure. Depends on the variant chosen for n and blocks. */
-double coop_kg_bytes_per_iter(const coop_kg_op *A, coop_kg_method m, int blocks, int threads);
-
 /* The whole solve, one cooperative launch on stream (a cudaStream_t; NULL: the
  * default stream), asynchronous: synchronise before reading res, x or the
  * history. x holds x0 on entry and the solution on return; b the right-hand
  * side; work coop_kg_work_doubles(a->method, A->n, blocks) doubles; blocks at
- * most what coop_kg_max_blocks gave for this device, threads what it gave. */
+ * most what coop_kg_max_blocks gave for this device (checked again here: a
+ * grid that cannot be resident is an error, never a hang), threads what it
+ * gave (a multiple of 32, at most 256). */
 int coop_kg_solve(const coop_kg_op *A, const coop_kg_args *a, const double *b, double *x,
                   double *work, coop_kg_result *res, int blocks, int threads, void *stream);
 

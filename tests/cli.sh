@@ -124,7 +124,7 @@ only "$TMP/run2/sub" two.h5 two.xmf
 for n in 1 2; do
   o=$TMP/run$n.out
   if [ $n = 1 ]; then h5=run1/tiny.h5; else h5=run2/sub/two.h5; fi
-  once "$o" "^coopsolve: jacobi, 2D 16 x 12, fp64, $n ranks?, backend host" '^  reason      max_iter$' \
+  once "$o" "^coopsolve: jacobi, 2D 16 x 12, fp64, $n ranks?, backend host" '^  reason      diverged_its$' \
     '^  iterations  10$' "^  output      ${h5#*/}\$"
   ! grep -q '^  iter ' "$o" || fail "$n ranks: monitor lines with output.monitor_every = 0"
   [ "$(head -c 4 "$TMP/$h5" | tail -c 3)" = HDF ] || fail "$n ranks: $h5 is not an HDF5 file"

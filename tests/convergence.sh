@@ -23,8 +23,8 @@ err = []
 for n in sizes:
     with h5py.File(f"{name}-{n}.h5", "r") as f:
         s = f["solver"].attrs
-        if s["reason"] != b"rtol" and s["reason"] != "rtol":
-            sys.exit(f"{name} n={n}: stopped by {s['reason']}, not rtol")
+        if s["reason"] not in (b"converged_rtol", "converged_rtol"):
+            sys.exit(f"{name} n={n}: stopped by {s['reason']}, not converged_rtol")
         err.append(float(s["error_l2"]))
 for (n0, e0), (n1, e1) in zip(zip(sizes, err), zip(sizes[1:], err[1:])):
     h0, h1 = 1 / (int(n0) + 1), 1 / (int(n1) + 1)

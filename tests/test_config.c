@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "io/config.h"
+#include "solvers/solver.h"
 #include "core/error.h"
 #include "unit.h"
 
@@ -170,7 +171,7 @@ static void test_defaults_and_origins(void) {
 static void test_key_table(void) {
   size_t n = 0;
   const coop_key_info *k = coop_config_keys(&n);
-  CU_ASSERT_EQUAL(n, 23);
+  CU_ASSERT_EQUAL(n, 29);
   for (size_t i = 0; i < n; i++) {
     CU_ASSERT_PTR_NOT_NULL(k[i].help);
     CU_ASSERT_TRUE(k[i].help && strlen(k[i].help) > 5);
@@ -199,6 +200,17 @@ static void test_set_makes_section_present(void) {
   CU_ASSERT_EQUAL(coop_config_set(cfg, "solver.rtol=0.5"), 0);
   CU_ASSERT_EQUAL(coop_config_validate(cfg), 0);
   CU_ASSERT_EQUAL(coop_config_real(cfg, "solver.rtol"), 0.5);
+  coop_config_destroy(cfg);
+}
+
+/* A matrix problem needs no [grid]; a grid problem does. */
+static void test_grid_section_for_grids_only(void) {
+  coop_config *cfg = parsed("[problem]\ntype = matrix\nmatrix = a.mtx\n[solver]\nname = cg\n");
+  CU_ASSERT_EQUAL(coop_config_validate(cfg), 0);
+  coop_config_destroy(cfg);
+  cfg = parsed("[problem]\ntype = sine\n[solver]\n");
+  CU_ASSERT_EQUAL(coop_config_validate(cfg), COOP_ERR_INPUT);
+  CU_ASSERT_TRUE(strstr(coop_error_message(), "missing section [grid]") != NULL);
   coop_config_destroy(cfg);
 }
 
@@ -402,9 +414,11 @@ static void test_bad_real(void) {
 
 static void test_bad_choice_and_bool(void) {
   EXPECT_INPUT_ERROR(load("[problem]\ntype = poisson\n", NULL, NULL),
-                     "bad.in:2:", "problem.type = poisson: expected one of: sine, laplace");
-  EXPECT_INPUT_ERROR(load("[solver]\nname = cg\n", NULL, NULL),
-                     "bad.in:2:", "expected one of: jacobi");
+                     "bad.in:2:", "problem.type = poisson: expected one of: sine, laplace, matrix");
+  EXPECT_INPUT_ERROR(load("[solver]\nname = gmres\n", NULL, NULL),
+                     "bad.in:2:", "expected one of: jacobi, cg, pipecg, bicgstab");
+  /* the key table and the solver registry list the same methods */
+  CU_ASSERT_STRING_EQUAL(COOP_SOLVER_CHOICES, coop_solver_names());
   EXPECT_INPUT_ERROR(load("[output]\nxdmf = maybe\n", NULL, NULL),
                      "bad.in:2:", "output.xdmf = maybe: expected true or false");
 }
@@ -501,6 +515,7 @@ int main(void) {
       {"defaults and origins", test_defaults_and_origins},
       {"key table", test_key_table},
       {"--set overrides, later wins", test_set_overrides},
+      {"[grid] is required for grid problems only", test_grid_section_for_grids_only},
       {"--set makes a section present", test_set_makes_section_present},
       {"--set before parse still wins", test_set_before_parse_still_wins},
       {"resolved round trip", test_resolved_round_trip},

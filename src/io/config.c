@@ -517,7 +517,10 @@ static int check_rule(const coop_config *cfg, const coop_rule *r) {
 
 int coop_config_validate(const coop_config *cfg) {
   const char *name = cfg->name ? cfg->name : "input";
+  /* a matrix problem has no grid */
+  const int matrix = strcmp(coop_config_str(cfg, "problem.type"), "matrix") == 0;
   for (size_t r = 0; r < sizeof required_sections / sizeof *required_sections; r++) {
+    if (matrix && strcmp(required_sections[r], "grid") == 0) continue;
     const long s = section_index(cfg, required_sections[r]);
     if (s < 0 || cfg->sec_line[s] == 0)
       return coop_error_input("%s: missing section [%s]", name, required_sections[r]);

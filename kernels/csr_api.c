@@ -7,17 +7,19 @@
 #include "coop_build.h"
 #include "core/error.h"
 
+#if !COOP_HAVE_CUDA
 static int no_cuda(void) {
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
 }
+#endif
 
 /* rowptr nondecreasing from 0, columns in range, rows nonnegative; fills the
  * row-length statistics. */
 static int check_arrays(coop_csr *A, const int64_t *rowptr, const int32_t *colind,
                         const int32_t *rows) {
   if (A->nrows < 0 || A->ncols < 0 || A->ncols > (int64_t)INT32_MAX + 1)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_csr_create: %lld x %lld matrix",
-                      (long long)A->nrows, (long long)A->ncols);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_csr_create: %lld x %lld matrix", (long long)A->nrows,
+                      (long long)A->ncols);
   if (rowptr[0] != 0)
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_csr_create: rowptr[0] = %lld", (long long)rowptr[0]);
   A->max_row = 0;
@@ -32,12 +34,12 @@ static int check_arrays(coop_csr *A, const int64_t *rowptr, const int32_t *colin
                         (int)rows[i]);
   }
   A->nnz = rowptr[A->nrows];
-  if (A->nnz > 0 && (!colind || !val))
-    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_csr_create: NULL colind or val");
+  if (A->nnz > 0 && !colind) return COOP_ERROR(COOP_ERR_RUNTIME, "coop_csr_create: NULL colind");
   for (int64_t j = 0; j < A->nnz; j++)
     if (colind[j] < 0 || colind[j] >= A->ncols)
-      return COOP_ERROR(COOP_ERR_RUNTIME, "coop_csr_create: column %d of nonzero %lld (%lld columns)",
-                        (int)colind[j], (long long)j, (long long)A->ncols);
+      return COOP_ERROR(COOP_ERR_RUNTIME,
+                        "coop_csr_create: column %d of nonzero %lld (%lld columns)", (int)colind[j],
+                        (long long)j, (long long)A->ncols);
   A->mean_row_x100 = A->nrows ? A->nnz * 100 / A->nrows : 0;
   return 0;
 }
@@ -51,8 +53,9 @@ static int copy_in(coop_backend *be, void **dst, const void *src, size_t n) {
 static int build(coop_csr *A, const int64_t *rowptr, const int32_t *colind, const double *val,
                  const int32_t *rows) {
   coop_backend *be = A->be;
-  const size_t nr = (size_t)A->nrows, nz = (size_t)A->nnz;
   COOP_CHECK(check_arrays(A, rowptr, colind, rows));
+  const size_t nr = (size_t)A->nrows, nz = (size_t)A->nnz;
+  if (A->nnz > 0 && !val) return COOP_ERROR(COOP_ERR_RUNTIME, "coop_csr_create: NULL val");
   COOP_CHECK(copy_in(be, (void **)&A->rowptr, rowptr, (nr + 1) * sizeof *rowptr));
   COOP_CHECK(copy_in(be, (void **)&A->colind, colind, nz * sizeof *colind));
   COOP_CHECK(copy_in(be, (void **)&A->val, val, nz * sizeof *val));
@@ -66,8 +69,7 @@ static int build(coop_csr *A, const int64_t *rowptr, const int32_t *colind, cons
 }
 
 int coop_csr_create(coop_backend *be, int64_t nrows, int64_t ncols, const int64_t *rowptr,
-                    const int32_t *colind, const double *val, const int32_t *rows,
-                    coop_csr **out) {
+                    const int32_t *colind, const double *val, const int32_t *rows, coop_csr **out) {
   *out = NULL;
   if (!be || !rowptr) return COOP_ERROR(COOP_ERR_RUNTIME, "coop_csr_create: NULL argument");
   coop_csr *A = calloc(1, sizeof *A);

@@ -34,9 +34,11 @@ _Static_assert(RESULTS + RESULT_STRIDE * COOP_EVENTS < COOP_SCRATCH_DOUBLES,
 int coop_vec_result_to_host_cuda(const double *dev, double *host, int k, void *stream);
 #endif
 
+#if !COOP_HAVE_CUDA
 static int no_cuda(void) {
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
 }
+#endif
 
 static size_t vec_bytes(const coop_vec *v) { return (size_t)v->n * coop_prec_size(v->prec); }
 
@@ -45,11 +47,12 @@ static size_t vec_bytes(const coop_vec *v) { return (size_t)v->n * coop_prec_siz
 static int check2(const char *op, const coop_vec *a, const coop_vec *b) {
   if (!a || !b) return COOP_ERROR(COOP_ERR_RUNTIME, "%s: NULL vector", op);
   if (a->n != b->n)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "%s: lengths differ (%lld and %lld)", op,
-                      (long long)a->n, (long long)b->n);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "%s: lengths differ (%lld and %lld)", op, (long long)a->n,
+                      (long long)b->n);
   if (a->prec != b->prec)
     return COOP_ERROR(COOP_ERR_RUNTIME, "%s: precisions differ (%s and %s)", op,
-                      a->prec == COOP_FP32 ? "fp32" : "fp64", b->prec == COOP_FP32 ? "fp32" : "fp64");
+                      a->prec == COOP_FP32 ? "fp32" : "fp64",
+                      b->prec == COOP_FP32 ? "fp32" : "fp64");
   if (a->be != b->be)
     return COOP_ERROR(COOP_ERR_RUNTIME, "%s: vectors on different backends (%s and %s)", op,
                       a->be->name, b->be->name);
@@ -200,8 +203,7 @@ int coop_vec_pointwise_mult(coop_vec *w, const coop_vec *x, const coop_vec *y) {
 
 static int mdot_check(int slot, int k, const coop_vec *const x[], const coop_vec *const y[]) {
   if (k < 1 || k > COOP_RED_MAX)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_vec_mdot_begin: %d dots (1 to %d)", k,
-                      COOP_RED_MAX);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_vec_mdot_begin: %d dots (1 to %d)", k, COOP_RED_MAX);
   if (slot < 0 || slot >= COOP_EVENTS)
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_vec_mdot_begin: slot %d (0 to %d)", slot,
                       COOP_EVENTS - 1);
@@ -232,8 +234,7 @@ int coop_vec_mdot_begin(coop_reduction *r, int slot, int k, const coop_vec *cons
 #if COOP_HAVE_CUDA
   const size_t at = RESULTS + (size_t)RESULT_STRIDE * (size_t)slot;
   r->dev = be->scratch + at;
-  COOP_CHECK(coop_vec_mdot_cuda(x[0]->prec, x[0]->n, k, xd, yd, be->scratch, r->dev,
-                                be->stream));
+  COOP_CHECK(coop_vec_mdot_cuda(x[0]->prec, x[0]->n, k, xd, yd, be->scratch, r->dev, be->stream));
   COOP_CHECK(coop_vec_result_to_host_cuda(r->dev, be->scratch_host + at, k, be->stream));
   COOP_CHECK(be->event_record(be, slot));
   r->open = 1;

@@ -1,0 +1,97 @@
+#!/bin/sh
+# The Krylov methods on the host backend, run as a user runs them:
+#  - each method reaches x = 1 (b = A*1) on the SPD matrices of tests/data,
+#    with and without the Jacobi preconditioner; pipelined CG within a few
+#    iterations of CG; BiCGStab on a nonsymmetric matrix;
+#  - CG on an indefinite matrix and on a nonsymmetric one ends with a diverged
+#    reason, never converged;
+#  - CG on the Poisson problems reaches the discrete solution;
+#  - results at 1, 2 and 4 ranks agree (same iterations, x to 1e-10).
+. "$COOP_SRCDIR/tests/common.sh"
+coop_python
+coop_tmpdir
+DATA=$COOP_SRCDIR/tests/data
+
+# solve NAME RANKS ARG...: run, keep the summary in $TMP/NAME.out and the file in $TMP/NAME.h5
+solve() {
+  name=$1 n=$2
+  shift 2
+  rc=0
+  coop_mpirun "$n" "$COOPSOLVE" --backend host "$INPUTS/matrix.ini" --output "$TMP/$name.h5" \
+    --set output.monitor_every=0 "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+  [ $rc = 0 ] || { cat "$TMP/$name.out" "$TMP/$name.err"; fail "$name: exit status $rc"; }
+}
+field() { sed -n "s/^  $2 *\([^ ]*\).*/\1/p" "$TMP/$1.out"; }
+errmax() { sed -n 's/^  error       max \([^,]*\),.*/\1/p' "$TMP/$1.out"; }
+
+# x = 1 on each SPD matrix (kappa up to 1.4e8). Pipelined CG's recurrences
+# lose accuracy sooner (its attainable residual is larger), so it is held to
+# rtol 1e-9, and compared with CG at the same rtol; without a preconditioner it
+# breaks down on these badly scaled matrices, which must show as a diverged
+# reason (checked below), never as a converged wrong answer.
+for m in nos6 494_bus LFAT5; do
+  for case in cg:none:1e-12 cg:jacobi:1e-12 bicgstab:jacobi:1e-12 pipecg:jacobi:1e-9 cg:jacobi:1e-9; do
+    method=${case%%:*} rest=${case#*:}
+    pc=${rest%%:*} rtol=${rest#*:}
+    tag=$m-$method-$pc-$rtol
+    solve $tag 1 --set "problem.matrix=$DATA/$m.mtx" --set solver.name=$method \
+      --set solver.pc=$pc --set solver.rtol=$rtol --set solver.max_iter=20000
+    r=$(field $tag reason)
+    [ "$r" = converged_rtol ] || fail "$method/$pc on $m at rtol $rtol: $r"
+    e=$(errmax $tag)
+    $PY -c "import sys; sys.exit(not float('$e') < 1e-3)" || fail "$method/$pc on $m: max error $e"
+  done
+  ic=$(field $m-cg-jacobi-1e-9 iterations) ip=$(field $m-pipecg-jacobi-1e-9 iterations)
+  $PY -c "import sys; sys.exit(abs($ic - $ip) > max(3, $ic // 50))" ||
+    fail "$m: pipelined CG took $ip iterations, CG $ic"
+  solve $m-pipecg-none 1 --set "problem.matrix=$DATA/$m.mtx" --set solver.name=pipecg \
+    --set solver.rtol=1e-10 --set solver.max_iter=20000
+  case $(field $m-pipecg-none reason) in
+    converged_rtol)
+      $PY -c "import sys; sys.exit(not float('$(errmax $m-pipecg-none)') < 1e-3)" ||
+        fail "pipecg/none on $m: converged to a wrong answer" ;;
+    diverged_*) ;;
+    *) fail "pipecg/none on $m: $(field $m-pipecg-none reason)" ;;
+  esac
+done
+
+# BiCGStab on a nonsymmetric matrix (convection-diffusion, tests/data/convdiff.mtx)
+solve cd-bicgstab 1 --set "problem.matrix=$DATA/convdiff.mtx" --set solver.name=bicgstab \
+  --set solver.pc=jacobi --set solver.rtol=1e-10
+[ "$(field cd-bicgstab reason)" = converged_rtol ] || fail "bicgstab on convdiff: $(field cd-bicgstab reason)"
+$PY -c "import sys; sys.exit(not float('$(errmax cd-bicgstab)') < 1e-6)" || fail "bicgstab on convdiff: error"
+
+# CG where it does not apply: indefinite, nonsymmetric; never converged
+for m in hangGlider_2 adder_dcop_05; do
+  solve $m-cg 1 --set "problem.matrix=$DATA/$m.mtx" --set solver.name=cg --set solver.pc=none --set solver.rtol=1e-10 \
+    --set solver.max_iter=5000
+  r=$(field $m-cg reason)
+  case $r in diverged_*) ;; *) fail "cg on $m: $r, expected a diverged reason" ;; esac
+done
+
+# Poisson: CG reaches the discrete solution (error of the scheme, O(h^2))
+solve p2 1 --set problem.type=sine --set grid.nx=64 --set grid.ny=48 --set solver.name=cg \
+  --set solver.rtol=1e-12
+[ "$(field p2 reason)" = converged_rtol ] || fail "cg on 2D Poisson: $(field p2 reason)"
+$PY -c "import sys; sys.exit(not float('$(errmax p2)') < 1e-3)" || fail "cg 2D Poisson error $(errmax p2)"
+
+# ranks: 1, 2 and 4 agree
+agree() {
+  tag=$1
+  shift
+  for n in 1 2 4; do solve $tag-$n $n "$@"; done
+  for n in 2 4; do
+    [ "$(field $tag-$n iterations)" = "$(field $tag-1 iterations)" ] ||
+      fail "$tag: $(field $tag-$n iterations) iterations at $n ranks, $(field $tag-1 iterations) at 1"
+    $PY "$H5CHECK" close "$TMP/$tag-1.h5" "$TMP/$tag-$n.h5" --rtol 1e-10 >/dev/null ||
+      fail "$tag: solutions at 1 and $n ranks differ"
+  done
+}
+agree nos6-cg --set "problem.matrix=$DATA/nos6.mtx" --set solver.name=cg --set solver.pc=jacobi \
+  --set solver.rtol=1e-10
+agree cd-bicg --set "problem.matrix=$DATA/convdiff.mtx" --set solver.name=bicgstab --set solver.rtol=1e-10
+agree p3-pipecg --set problem.type=sine --set grid.dim=3 --set grid.nx=12 --set grid.ny=10 \
+  --set grid.nz=9 --set solver.name=pipecg --set solver.rtol=1e-10
+agree p2-cg --set problem.type=laplace --set grid.nx=40 --set grid.ny=30 --set solver.name=cg \
+  --set solver.pc=jacobi --set solver.rtol=1e-10
+echo "krylov: all cases passed"
