@@ -14,6 +14,10 @@ typedef struct {
   coop_vec *w[KRYLOV_MAX_VECS];
   int nw;
   int grid_blocks, grid_threads; /* > 0: the whole solve is one persistent kernel */
+  /* its device work space, history and result, allocated at setup (not timed) */
+  double *kg_work, *kg_hist_res;
+  int64_t *kg_hist_iter;
+  void *kg_result;
   int ph_solve;
 } krylov_data;
 
