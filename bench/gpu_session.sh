@@ -43,6 +43,19 @@ cp /tmp/kb/krylov.md "$out/krylov.md" 2>/dev/null
 cat "$out/krylov.md" 2>/dev/null || tail -30 "$out/krylov-bench.txt"
 echo "bench: $(( $(date +%s) - t0 )) s"
 
+# strong scaling of CG on 4096^2 (matrix-free), 1 and 2 ranks, one GPU each
+t0=$(date +%s)
+{
+  for cfg in "1 grid" "1 launch" "2 launch"; do
+    set -- $cfg
+    mpirun --bind-to none -np "$1" ./coopsolve "$src/inputs/cg_poisson.ini" --backend cuda --set run.sync="$2" \
+      --set grid.nx=4096 --set grid.ny=4096 --set solver.rtol=0 --set solver.max_iter=300 \
+      --set output.monitor_every=0 --output /tmp/sc.h5 | sed -n "s/^  per iteration: /ranks $1 sync $2: /p"
+  done
+} >"$out/scaling.txt" 2>&1
+cat "$out/scaling.txt"
+echo "scaling: $(( $(date +%s) - t0 )) s"
+
 # compute-sanitizer on the new kernels: grid and launch modes, CSR and stencil
 t0=$(date +%s)
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
