@@ -63,7 +63,7 @@ for m in cg pipecg; do
 done
 ITS=1 compare nos6-cg $nos6 --set solver.name=cg
 ITS=1 TOL=1e-6 compare nos6-pipecg $nos6 --set solver.name=pipecg
-ITS=1 compare bus-cg --set "problem.matrix=$DATA/494_bus.mtx" --set solver.name=cg --set solver.pc=none --set solver.rtol=1e-10
+ITS=15 TOL=1e-6 compare bus-cg --set "problem.matrix=$DATA/494_bus.mtx" --set solver.name=cg --set solver.pc=none --set solver.rtol=1e-10
 # BiCGStab: iterations within 15% (summation order), solutions to the accuracy the tolerance gives
 ITS=30 TOL=1e-8 compare p2-bicgstab $p2 --set solver.name=bicgstab --set solver.pc=jacobi
 ITS=20 TOL=1e-8 compare p3-bicgstab $p3 --set solver.name=bicgstab
