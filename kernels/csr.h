@@ -1,7 +1,8 @@
 /* A sparse matrix in compressed sparse row form on one backend: this rank's
  * rows, columns numbered locally (a distributed matrix is two of these, the
  * part on owned columns and the part on ghost columns; solvers/op.c joins
- * them). Values are fp64; vectors x and y are fp64. */
+ * them). Values are fp64; vectors x and y are fp64. Host versions in
+ * csr_host.c, CUDA ones in csr.cu, the dispatch in csr_api.c. */
 #ifndef COOP_CSR_H
 #define COOP_CSR_H
 
@@ -18,7 +19,7 @@ typedef struct {
   int64_t nrows, ncols, nnz;
   /* Rows this matrix touches: NULL = rows 0..nrows-1 in order; else nrows
    * entries giving the row of y each CSR row adds into (compressed rows: the
-   * ghost part has entries in few rows). Backend memory. */
+   * ghost part has entries in few rows); entries distinct. Backend memory. */
   int32_t *rows;
   int64_t *rowptr; /* nrows + 1, backend memory */
   int32_t *colind; /* nnz, backend memory */

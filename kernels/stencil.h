@@ -5,8 +5,9 @@
  *  - Krylov form on vectors of the owned points only (contiguous, x fastest):
  *    y = A x with points outside the box zero, plus the faces a neighbour
  *    needs and the correction from the faces it sends.
- * Host versions live in stencil_host.c, CUDA ones in stencil.cu; the dispatch
- * (stencil.c) picks by backend. */
+ * Host versions live in stencil_host.c (Jacobi form) and stencil_krylov_host.c,
+ * CUDA ones in stencil.cu and stencil_krylov.cu; the dispatch (stencil_api.c)
+ * picks by backend. */
 #ifndef COOP_STENCIL_H
 #define COOP_STENCIL_H
 

@@ -1,6 +1,6 @@
 /* Distributed vectors and their BLAS-1 operations, on any backend. A vector is
  * this rank's n entries (fp64 or fp32) in backend memory; reductions span the
- * vector's communicator. The dispatch (kernels/vec.c) checks arguments once and
+ * vector's communicator. The dispatch (kernels/vec_api.c) checks arguments once and
  * runs the backend's version: kernels/vec_host.c on the CPU, kernels/vec.cu on
  * a GPU. Reductions accumulate in double and sum in a fixed order (per-block
  * partials, then one pass over them; no floating-point atomics), so a rerun on
@@ -49,8 +49,9 @@ int coop_vec_pointwise_mult(coop_vec *w, const coop_vec *x, const coop_vec *y); 
 /* Split-phase reductions: begin queues up to COOP_RED_MAX dot products of this
  * rank as backend work (a GPU keeps computing what is queued after it); end
  * waits for them only, then sums over the ranks with one MPI_Allreduce. A
- * norm is sqrt of dot(x, x). At most COOP_EVENTS reductions are open at once
- * (slot picks one). */
+ * norm is sqrt of dot(x, x). At most COOP_EVENTS - 1 reductions are open at
+ * once (slot picks one, 0 to COOP_EVENTS - 2): the blocking dot and norm use
+ * slot COOP_EVENTS - 1, and the slots are the backend's events. */
 #define COOP_RED_MAX 4
 typedef struct {
   coop_backend *be;
@@ -72,7 +73,7 @@ int coop_vec_norm(const coop_vec *x, double *out);                   /* 2-norm, 
 int coop_vec_gather(coop_backend *be, coop_precision prec, int64_t m, const int32_t *idx,
                     const void *src, void *dst);
 
-/* ---- backend versions (called by kernels/vec.c only) ---- */
+/* ---- backend versions (called by kernels/vec_api.c only) ---- */
 /* Host: plain loops; the reduction sums in index order. */
 int coop_vec_axpby_host(coop_precision p, int64_t n, double a, const void *x, double b,
                         const void *y, void *w); /* w = a x + b y; x or y may be NULL (0) */
@@ -82,7 +83,8 @@ int coop_vec_mdot_host(coop_precision p, int64_t n, int k, const void *const x[]
 int coop_vec_gather_host(coop_precision p, int64_t m, const int32_t *idx, const void *src,
                          void *dst);
 int coop_vec_set_host(coop_precision p, int64_t n, double a, void *x);
-int coop_vec_convert_host(coop_precision p, int64_t n, const double *in, void *out, int to_double);
+/* to_double = 0: doubles in, elements of p out; 1: elements of p in, doubles out. */
+int coop_vec_convert_host(coop_precision p, int64_t n, const void *in, void *out, int to_double);
 /* CUDA (kernels/vec.cu): pointers are device memory, stream a cudaStream_t. */
 int coop_vec_axpby_cuda(coop_precision p, int64_t n, double a, const void *x, double b,
                         const void *y, void *w, void *stream);
@@ -93,6 +95,8 @@ int coop_vec_mult_cuda(coop_precision p, int64_t n, const void *x, const void *y
 #define COOP_VEC_PARTIALS 1024
 int coop_vec_mdot_cuda(coop_precision p, int64_t n, int k, const void *const x[],
                        const void *const y[], double *partials, double *result, void *stream);
+/* Copy k reduction results (device) to host memory (pinned) on the stream, async. */
+int coop_vec_result_to_host_cuda(const double *dev, double *host, int k, void *stream);
 int coop_vec_gather_cuda(coop_precision p, int64_t m, const int32_t *idx, const void *src,
                          void *dst, void *stream);
 

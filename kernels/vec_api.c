@@ -27,12 +27,6 @@ _Static_assert(RESULTS + RESULT_STRIDE * COOP_EVENTS < COOP_SCRATCH_DOUBLES,
  * reductions open across a blocking one use the other slots. */
 #define BLOCKING_SLOT (COOP_EVENTS - 1)
 
-#if COOP_HAVE_CUDA
-/* kernels/vec.cu: queue the copy of k results from device to (pinned) host
- * memory on stream; not declared in kernels/vec.h (its author owns it), so
- * declared here, where the only caller is. */
-int coop_vec_result_to_host_cuda(const double *dev, double *host, int k, void *stream);
-#endif
 
 #if !COOP_HAVE_CUDA
 static int no_cuda(void) {

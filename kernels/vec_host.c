@@ -98,18 +98,18 @@ int coop_vec_set_host(coop_precision p, int64_t n, double a, void *x) {
 }
 
 /* to_double = 0: in holds n doubles, out n elements of p. to_double = 1: in
- * holds n elements of p (passed through the const double * of the header),
- * out n doubles. */
-int coop_vec_convert_host(coop_precision p, int64_t n, const double *in, void *out, int to_double) {
+ * holds n elements of p, out n doubles. */
+int coop_vec_convert_host(coop_precision p, int64_t n, const void *in, void *out, int to_double) {
   if (p == COOP_FP64) {
-    if (n > 0 && (const void *)in != out) memmove(out, in, (size_t)n * sizeof(double));
+    if (n > 0 && in != out) memmove(out, in, (size_t)n * sizeof(double));
   } else if (to_double) {
-    const float *s = (const void *)in;
+    const float *s = in;
     double *d = out;
     for (int64_t i = 0; i < n; i++) d[i] = (double)s[i];
   } else {
+    const double *s = in;
     float *d = out;
-    for (int64_t i = 0; i < n; i++) d[i] = (float)in[i];
+    for (int64_t i = 0; i < n; i++) d[i] = (float)s[i];
   }
   return 0;
 }

@@ -102,7 +102,7 @@ static int fetch_owned(const coop_report_input *in, const coop_solve *sv, double
   int rc = full && packed ? 0 : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   if (!rc) rc = in->be->download(in->be, full, sv->u, stored);
   if (!rc) rc = coop_pack_host(gr, &own, full, packed);
-  if (!rc) rc = coop_vec_convert_host(gr->prec, ls->n, (const double *)packed, *owned, 1);
+  if (!rc) rc = coop_vec_convert_host(gr->prec, ls->n, packed, *owned, 1);
   free(full);
   free(packed);
   return rc;
