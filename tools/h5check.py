@@ -165,6 +165,9 @@ def check_solver(c, f):
     for name in SOLVER_STRINGS:
         c.attr(g, name, "S")
     c.attr(g, "iterations", "i8")
+    c.attr(g, "barriers_per_iteration", "i8")
+    if "true_residual" in g.attrs:
+        c.attr(g, "true_residual", "f8")
     for name in SOLVER_FLOATS:
         c.attr(g, name, "f8")
     present = [n for n in ("error_max", "error_l2") if n in g.attrs]

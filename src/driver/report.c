@@ -232,6 +232,8 @@ static int write_file(const coop_comm *c, const coop_report_input *in, const coo
   r.residual = sv->ctl.rnorm;
   r.rel_residual = sv->ctl.r0 > 0 ? sv->ctl.rnorm / sv->ctl.r0 : 0.0;
   r.solve_time = sv->t_solve;
+  r.true_residual = sv->true_rnorm;
+  r.barriers = sv->barriers;
   r.has_exact = fig->has_exact;
   r.error_max = fig->emax;
   r.error_l2 = fig->el2;

@@ -255,8 +255,8 @@ static int check_same(const coop_io_result *r, int size) {
 
 enum { S_VERSION, S_DEVICES, S_INPUT_NAME, S_INPUT_TEXT, S_RESOLVED, S_SOLVER, S_BACKEND,
        S_MODE, S_PRECISION, S_REASON, S_CREATED, N_STR };
-enum { I_BYTES, I_HIST, I_ITER, I_GPUS, I_EXACT, N_INT };
-enum { D_RES, D_REL, D_TIME, D_EMAX, D_EL2, D_SPACING, D_ORIGIN = D_SPACING + 3, N_DBL = D_ORIGIN + 3 };
+enum { I_BYTES, I_HIST, I_ITER, I_GPUS, I_EXACT, I_BARRIERS, N_INT };
+enum { D_RES, D_REL, D_TIME, D_EMAX, D_EL2, D_TRUE, D_SPACING, D_ORIGIN = D_SPACING + 3, N_DBL = D_ORIGIN + 3 };
 
 /* Rank 0's values of everything written as metadata (HDF5 needs the same bytes
  * from every rank), and the per-rank times gathered. */
@@ -311,6 +311,8 @@ static void meta_scalars(io_meta *m, const coop_io_result *r) {
   m->ival[I_ITER] = r->iterations;
   m->ival[I_GPUS] = r->gpus;
   m->ival[I_EXACT] = r->has_exact != 0;
+  m->ival[I_BARRIERS] = r->barriers;
+  m->dval[D_TRUE] = r->true_residual;
   m->dval[D_RES] = r->residual;
   m->dval[D_REL] = r->rel_residual;
   m->dval[D_TIME] = r->solve_time;
@@ -527,6 +529,8 @@ static int write_solver(hid_t fid, const io_meta *m) {
   TRY(attr_f64(g, "residual", m->dval[D_RES]));
   TRY(attr_f64(g, "rel_residual", m->dval[D_REL]));
   TRY(attr_f64(g, "solve_time", m->dval[D_TIME]));
+  TRY(attr_num(g, "barriers_per_iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_BARRIERS], 0));
+  if (m->dval[D_TRUE] >= 0) TRY(attr_f64(g, "true_residual", m->dval[D_TRUE]));
   if (m->ival[I_EXACT]) {
     TRY(attr_f64(g, "error_max", m->dval[D_EMAX]));
     TRY(attr_f64(g, "error_l2", m->dval[D_EL2]));

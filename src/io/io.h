@@ -3,7 +3,8 @@
  *   /input       attrs name, text, resolved
  *   /grid        attrs axes, shape, spacing, origin, decomposition
  *   /fields/<n>  global field, chunked, float64 or float32
- *   /solver      attrs solver, mode, backend, iterations, reason, residual, ...
+ *   /solver      attrs solver, mode, backend, iterations, reason, residual,
+ *                true_residual (Krylov methods), barriers_per_iteration, ...
  *   /history     datasets iteration (int64), residual (float64)
  *   /timing      one float64 dataset per phase, one value per rank
  * Arrays in /grid use dataset order (slowest axis first), named by axes.
@@ -46,6 +47,8 @@ typedef struct {
   const char *solver, *backend, *mode, *precision, *reason;
   int64_t iterations;
   double residual, rel_residual, solve_time;
+  double true_residual; /* ||b - A x|| after the solve; < 0: not computed */
+  int64_t barriers;     /* grid barriers per iteration (persistent kernels), else 0 */
   int has_exact; /* 1: error_max and error_l2 are valid */
   double error_max, error_l2;
 
