@@ -9,6 +9,19 @@
 #include "core/comm.h"
 #include "core/error.h"
 
+/* Every rank learns the worst status of all (a rank that did not fail gets a
+ * message saying another did). Building the CSR plan takes several
+ * collectives, and a rank that fails before one of them must not leave the
+ * others waiting in it: each step agrees first. Errors return from MPI here
+ * (the communicator of a run is set to MPI_ERRORS_RETURN). */
+static int agreed(MPI_Comm comm, int rc) {
+  int worst = rc;
+  const int e = MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm);
+  if (e != MPI_SUCCESS) return rc ? rc : coop_error_mpi(e, "MPI_Allreduce", __FILE__, __LINE__);
+  if (worst && !rc) return coop_error_remote(worst, "stopped because another rank failed");
+  return worst;
+}
+
 static int op_alloc(coop_op **out) {
   *out = calloc(1, sizeof **out);
   if (!*out) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
@@ -149,26 +162,36 @@ static int find_ghosts(const coop_op *A, const int64_t *colind, int64_t nnz, int
   return 0;
 }
 
-/* Tell each owner which of its rows we need; learn which of ours others need. */
+/* Tell each owner which of its rows we need; learn which of ours others need.
+ * Collective; the ranks agree before each exchange, so a failure on one rank
+ * (memory, a count past what an MPI message holds) stops them all there. */
 static int plan_exchange(coop_op *A, const int64_t *ghosts, const int64_t *starts, int size) {
   int *need = calloc((size_t)size, sizeof *need), *give = calloc((size_t)size, sizeof *give);
   int *sdisp = calloc((size_t)size + 1, sizeof *sdisp), *rdisp = calloc((size_t)size + 1, sizeof *rdisp);
   int64_t *want = NULL;
   int rc = 0;
-  if (!need || !give || !sdisp || !rdisp) { rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory"); goto done; }
-  if (A->nghost > INT_MAX) { rc = COOP_ERROR(COOP_ERR_RUNTIME, "too many ghost columns"); goto done; }
+  if (!need || !give || !sdisp || !rdisp) rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  else if (A->nghost > INT_MAX)
+    rc = COOP_ERROR(COOP_ERR_RUNTIME, "%lld ghost columns on one rank: at most 2^31 - 1 (use more "
+                    "ranks)", (long long)A->nghost);
+  if ((rc = agreed(A->comm, rc))) goto done;
   for (int64_t k = 0; k < A->nghost; k++) need[owner_of(starts, size, ghosts[k])]++;
   if ((rc = MPI_Alltoall(need, 1, MPI_INT, give, 1, MPI_INT, A->comm)) != MPI_SUCCESS) {
     rc = coop_error_mpi(rc, "MPI_Alltoall", __FILE__, __LINE__);
     goto done;
   }
-  for (int r = 0; r < size; r++) {
+  for (int r = 0; r < size && !rc; r++) {
     sdisp[r + 1] = sdisp[r] + need[r];
-    if ((int64_t)rdisp[r] + give[r] > INT_MAX) { rc = COOP_ERROR(COOP_ERR_RUNTIME, "too many entries to send"); goto done; }
-    rdisp[r + 1] = rdisp[r] + give[r];
+    if ((int64_t)rdisp[r] + give[r] > INT_MAX)
+      rc = COOP_ERROR(COOP_ERR_RUNTIME, "other ranks need more than 2^31 - 1 entries of this "
+                      "rank's rows (use more ranks)");
+    else
+      rdisp[r + 1] = rdisp[r] + give[r];
   }
-  A->nsend = rdisp[size];
-  if (!(want = malloc((size_t)A->nsend * sizeof *want + 1))) { rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory"); goto done; }
+  if (!rc) A->nsend = rdisp[size];
+  if (!rc && !(want = malloc((size_t)A->nsend * sizeof *want + 1)))
+    rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if ((rc = agreed(A->comm, rc))) goto done;
   if ((rc = MPI_Alltoallv(ghosts, need, sdisp, MPI_INT64_T, want, give, rdisp, MPI_INT64_T, A->comm)) != MPI_SUCCESS) {
     rc = coop_error_mpi(rc, "MPI_Alltoallv", __FILE__, __LINE__);
     goto done;
@@ -257,36 +280,45 @@ static int csr_buffers(coop_op *A) {
 int coop_op_create_csr(coop_backend *be, MPI_Comm comm, int64_t row_lo, int64_t n,
                        int64_t n_global, const int64_t *rowptr, const int64_t *colind,
                        const double *val, int cuda_aware, coop_op **out) {
-  coop_op *A;
-  int size, rc;
+  coop_op *A = NULL;
+  int size = 0, rc;
   int64_t *starts = NULL, *ghosts = NULL;
-  COOP_CHECK(op_alloc(&A));
+  /* what one rank alone can fail at comes before the first collective, and the
+   * ranks agree on it there: no rank is left waiting in the gather */
+  rc = op_alloc(&A);
   *out = A;
-  A->kind = COOP_OP_CSR;
-  A->be = be;
-  A->comm = comm;
-  A->prec = COOP_FP64;
-  A->n = n;
-  A->n_global = n_global;
-  A->row_lo = row_lo;
-  A->staged = be->device_memory && !cuda_aware;
-  if (n > INT_MAX) return COOP_ERROR(COOP_ERR_RUNTIME, "%lld rows on one rank: at most 2^31 - 1", (long long)n);
-  COOP_MPI(MPI_Comm_size(comm, &size));
-  if (!(starts = malloc(((size_t)size + 1) * sizeof *starts)) || !(A->diag = malloc((size_t)n * sizeof *A->diag + 1))) {
-    free(starts);
-    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if (!rc) {
+    A->kind = COOP_OP_CSR;
+    A->be = be;
+    A->comm = comm;
+    A->prec = COOP_FP64;
+    A->n = n;
+    A->n_global = n_global;
+    A->row_lo = row_lo;
+    A->staged = be->device_memory && !cuda_aware;
+    if (n > INT_MAX)
+      rc = COOP_ERROR(COOP_ERR_RUNTIME, "%lld rows on one rank: at most 2^31 - 1 (use more ranks)",
+                      (long long)n);
   }
-  rc = MPI_Allgather(&row_lo, 1, MPI_INT64_T, starts, 1, MPI_INT64_T, comm);
-  if (rc != MPI_SUCCESS) rc = coop_error_mpi(rc, "MPI_Allgather", __FILE__, __LINE__);
-  starts[size] = n_global;
+  if (!rc && (rc = MPI_Comm_size(comm, &size)) != MPI_SUCCESS)
+    rc = coop_error_mpi(rc, "MPI_Comm_size", __FILE__, __LINE__);
+  if (!rc && (!(starts = malloc(((size_t)size + 1) * sizeof *starts)) ||
+              !(A->diag = malloc((size_t)n * sizeof *A->diag + 1))))
+    rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   if (!rc) rc = find_ghosts(A, colind, rowptr[n], &ghosts, &A->nghost);
+  if (!(rc = agreed(comm, rc))) {
+    rc = MPI_Allgather(&row_lo, 1, MPI_INT64_T, starts, 1, MPI_INT64_T, comm);
+    if (rc != MPI_SUCCESS) rc = coop_error_mpi(rc, "MPI_Allgather", __FILE__, __LINE__);
+    else starts[size] = n_global;
+  }
   if (!rc) rc = plan_exchange(A, ghosts, starts, size);
   if (!rc) rc = split_matrix(A, rowptr, colind, val, ghosts);
   if (!rc) rc = csr_buffers(A);
   if (!rc) A->bytes = coop_csr_bytes(A->loc) + (A->gh ? coop_csr_bytes(A->gh) : 0.0);
   free(starts);
   free(ghosts);
-  return rc;
+  /* every rank returns the same status: the first apply exchanges with all */
+  return agreed(comm, rc);
 }
 
 static int csr_begin(coop_op *A, const coop_vec *x) {

@@ -12,13 +12,18 @@
 #include "solvers/krylov_grid.h"
 #endif
 
-static int setup_pc(coop_solve *sv, krylov_data *k) {
-  if (strcmp(sv->pc, "jacobi") != 0) return 0;
+/* The Jacobi preconditioner. Whether it exists is decided by all ranks in one
+ * collective, which carries the first bad row and the worst status of any
+ * rank: a rank that failed before it (status, or here) still joins it, so no
+ * rank waits there alone. k may be NULL when status is set. */
+static int setup_pc(coop_solve *sv, krylov_data *k, int status) {
+  if (strcmp(sv->pc, "jacobi") != 0) return status;
   const coop_op *A = sv->A;
   int64_t bad = -1;
-  double *inv = malloc((size_t)A->n * sizeof *inv + 1);
-  if (!inv) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  for (int64_t i = 0; i < A->n; i++) {
+  double *inv = NULL;
+  if (!status && !(inv = malloc((size_t)A->n * sizeof *inv + 1)))
+    status = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  for (int64_t i = 0; inv && i < A->n; i++) {
     if (A->diag[i] == 0.0 || !isfinite(A->diag[i])) {
       if (bad < 0) bad = i;
       inv[i] = 0.0;
@@ -26,15 +31,19 @@ static int setup_pc(coop_solve *sv, krylov_data *k) {
       inv[i] = 1.0 / A->diag[i];
     }
   }
-  /* the first bad row of all ranks, in global numbering */
-  long long first = bad < 0 ? -1 : (long long)(A->kind == COOP_OP_CSR ? A->row_lo + bad : bad);
-  long long key = first < 0 ? LLONG_MAX : first;
-  int rc = MPI_Allreduce(MPI_IN_PLACE, &key, 1, MPI_LONG_LONG, MPI_MIN, sv->comm->world);
+  if (!status && coop_fault(sv->comm, "pc"))
+    status = COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT)");
+  /* the first bad row of all ranks, in global numbering; minus the worst status */
+  const long long first = bad < 0 ? -1 : (long long)(A->kind == COOP_OP_CSR ? A->row_lo + bad : bad);
+  long long v[2] = {first < 0 ? LLONG_MAX : first, -(long long)status};
+  int rc = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MIN, sv->comm->world);
   if (rc != MPI_SUCCESS) rc = coop_error_mpi(rc, "MPI_Allreduce", __FILE__, __LINE__);
-  else if (key != LLONG_MAX)
+  else if (status) rc = status;
+  else if (v[1] < 0) rc = coop_error_remote((int)-v[1], "stopped because another rank failed");
+  else if (v[0] != LLONG_MAX)
     rc = coop_error_input("solver.pc = jacobi: row %lld of the matrix has a zero or missing diagonal "
                           "entry, so the Jacobi preconditioner does not exist (use solver.pc = none)",
-                          key + 1);
+                          v[0] + 1);
   if (!rc) rc = coop_vec_duplicate(sv->b, &k->inv_diag);
   if (!rc) rc = coop_vec_upload(k->inv_diag, inv);
   free(inv);
@@ -109,10 +118,10 @@ static int choose_mode(coop_solve *sv, krylov_data *k) {
 int coop_krylov_setup(coop_solve *sv, int method, int nvec, void **data) {
   krylov_data *k = calloc(1, sizeof *k);
   *data = k;
-  if (!k) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  /* setup_pc is collective: a rank without k joins it too, with its failure */
+  COOP_CHECK(setup_pc(sv, k, k ? 0 : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory")));
   k->method = method;
   k->ph_solve = coop_solve_phase(sv, "iterate");
-  COOP_CHECK(setup_pc(sv, k));
   COOP_CHECK(choose_mode(sv, k));
 #if COOP_HAVE_CUDA
   if (k->grid_blocks) { /* the persistent kernel's work space */
@@ -127,9 +136,10 @@ int coop_krylov_setup(coop_solve *sv, int method, int nvec, void **data) {
   }
 #endif
   if (nvec > KRYLOV_MAX_VECS) return COOP_ERROR(COOP_ERR_RUNTIME, "%d work vectors", nvec);
-  for (k->nw = 0; k->nw < nvec; k->nw++) {
-    COOP_CHECK(coop_vec_duplicate(sv->b, &k->w[k->nw]));
-    COOP_CHECK(coop_vec_set(k->w[k->nw], 0.0));
+  for (int i = 0; i < nvec; i++) {
+    COOP_CHECK(coop_vec_duplicate(sv->b, &k->w[i]));
+    k->nw = i + 1; /* counted before the set, so destroy frees it if the set fails */
+    COOP_CHECK(coop_vec_set(k->w[i], 0.0));
   }
   return 0;
 }

@@ -11,7 +11,7 @@ GOOD='[output]|file = out.h5|[problem]|[solver]|max_iter = 10|[grid]|nx = 16|ny 
 nc=0
 
 # bad RANKS MESSAGE INPUT [ARG...]: write INPUT ('|' between lines; '-': none;
-# 'DIR': a directory) as in.ini in a fresh directory and run coopsolve there
+# 'DIR': a directory; 'BIG': a sparse file of 2200 MiB) as in.ini in a fresh directory and run coopsolve there
 # with ARGs (default: in.ini). Expect status 2, nothing on stdout, exactly one
 # "coopsolve:" line on stderr, starting "coopsolve: MESSAGE", and no file
 # beside in.ini.
@@ -24,6 +24,7 @@ bad() {
   case $text in
     -) ;;
     DIR) mkdir "$d/in.ini" ;;
+    BIG) truncate -s 2200M "$d/in.ini" || fail "cannot make a sparse file" ;;
     *) printf '%s\n' "$text" | tr '|' '\n' >"$d/in.ini" ;;
   esac
   [ $# -gt 0 ] || set -- in.ini
@@ -48,6 +49,10 @@ bad 2 "missing.ini: cannot read the input file" - missing.ini
 bad 1 "missing.ini: cannot read the input file" - missing.ini
 bad 3 "missing.ini: cannot read the input file" - missing.ini
 bad 2 "in.ini: cannot read the input file: not a regular file" DIR
+# more than one MPI_Bcast count (an int) can pass on: refused before it is read
+if command -v truncate >/dev/null 2>&1; then
+  bad 2 "in.ini: cannot read the input file: 2306867200 bytes, more than an input file may hold" BIG
+fi
 
 # -- unknown keys and sections
 bad 2 "in.ini:9: unknown key 'nxx' in [grid]; did you mean 'nx'?" "$GOOD|nxx = 4"
@@ -126,6 +131,12 @@ bad 3 "grid too small for 3 ranks: " "$GOOD" in.ini --set grid.nx=2 --set grid.n
 bad 2 "grid too small for 2 ranks: " "$GOOD" in.ini --set grid.nx=1 --set grid.ny=1
 bad 2 "grid too small for 2 ranks: " "$GOOD|ghost = 2" in.ini --set grid.nx=3 --set grid.ny=3
 bad 3 "grid too small for 3 ranks: " "$GOOD" in.ini --set grid.nx=2 --set grid.ny=2 --dry-run
+# -- more points than the counts (int64_t, size_t) hold: they would wrap and size
+#    arrays smaller than the loops that fill them (the Krylov form crashed)
+bad 1 "grid.nx x grid.ny x grid.nz = 7.379e+19 points: at most 2^53" "$GOOD" in.ini \
+  --set grid.dim=3 --set grid.nx=4194304 --set grid.ny=4194304 --set grid.nz=4194304 --set solver.name=cg
+bad 2 "grid.nx x grid.ny = 1.209e+24 points: at most 2^53" "$GOOD" in.ini \
+  --set grid.nx=1099511627776 --set grid.ny=1099511627776 --dry-run
 
 # -- the output file's directory does not exist
 bad 2 "output.file = nodir/out.h5 (from --set): its directory does not exist" \

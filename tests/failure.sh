@@ -1,19 +1,22 @@
 #!/bin/sh
 # A run-time failure on one rank stops every rank, with status 1, a message
 # from the rank that failed, no hang and no output file. Faults are injected
-# with COOP_FAULT=WHERE:RANK (src/comm.h): inside the solve (halo: MPI_Abort
-# path) and at the output (agreed path).
+# with COOP_FAULT=WHERE:RANK (src/core/comm.h): inside the solve (halo: MPI_Abort
+# path), at the output (agreed path), and in the setup steps that precede
+# collectives (backend, vectors, rhs, pc), where the rank that failed must not
+# leave the others waiting in a collective it never joins.
 . "$COOP_SRCDIR/tests/common.sh"
 coop_tmpdir
 command -v timeout >/dev/null 2>&1 || { echo "SKIP: no timeout(1)"; exit 77; }
 
-fault() { # where, ranks, expected message count
+fault() { # where, ranks[, input and settings; default: quickstart.ini, Jacobi]
   where=$1 n=$2
+  shift 2
+  [ $# -gt 0 ] || set -- "$INPUTS/quickstart.ini" --set solver.max_iter=40 --set solver.check_every=10
   rm -f "$TMP"/*
   rc=0
   COOP_FAULT="$where:1" timeout 120 "$SHELL" -c '. "$COOP_SRCDIR/tests/common.sh"; coop_mpirun "$@"' \
-    sh "$n" "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" --set solver.max_iter=40 \
-    --set solver.check_every=10 --set output.monitor_every=0 --output "$TMP/f.h5" \
+    sh "$n" "$COOPSOLVE" --backend host "$@" --set output.monitor_every=0 --output "$TMP/f.h5" \
     >"$TMP/out.txt" 2>"$TMP/err.txt" || rc=$?
   [ "$rc" != 124 ] || fail "$where fault at $n ranks: hung (killed by timeout)"
   [ "$rc" != 0 ] || fail "$where fault at $n ranks: exit status 0"
@@ -31,8 +34,40 @@ fault halo 2
 fault halo 3
 fault output 2
 fault output 3
+fault backend 2
+for where in backend vectors rhs pc; do
+  for n in 2 3; do
+    fault $where $n "$INPUTS/matrix.ini" --set "problem.matrix=$COOP_SRCDIR/tests/data/nos6.mtx" \
+      --set solver.pc=jacobi
+  done
+done
 # the agreed path ends every rank with status 1 exactly
 rc=0
 COOP_FAULT=output:1 coop_mpirun 2 "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" \
   --set solver.max_iter=10 --set output.monitor_every=0 --output "$TMP/g.h5" >/dev/null 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "output fault: exit status $rc, not 1"
+
+# A limit met on one rank alone: rank 0 of an arrow matrix needs entries of all
+# 65 other ranks, more neighbours than the CSR exchange takes (COOP_OP_MAX_NBR),
+# while the others need only rank 0. All ranks stop; they used to wait forever
+# for rank 0 in the exchange of b = A*1.
+rm -f "$TMP"/*
+awk 'BEGIN { n = 66; print "%%MatrixMarket matrix coordinate real symmetric"; print n, n, 2 * n - 1
+  for (i = 1; i <= n; i++) print i, i, n + 1
+  for (i = 2; i <= n; i++) print i, 1, 1 }' >"$TMP/arrow.mtx"
+rc=0
+timeout 120 "$SHELL" -c '. "$COOP_SRCDIR/tests/common.sh"; coop_mpirun "$@"' sh 66 "$COOPSOLVE" \
+  --backend host "$INPUTS/matrix.ini" --set "problem.matrix=$TMP/arrow.mtx" \
+  --set output.monitor_every=0 --output "$TMP/a.h5" >"$TMP/out.txt" 2>"$TMP/err.txt" || rc=$?
+[ "$rc" != 124 ] || fail "arrow matrix at 66 ranks: hung (killed by timeout)"
+if [ "$rc" != 0 ]; then
+  [ "$rc" = 1 ] || { cat "$TMP/err.txt"; fail "arrow matrix at 66 ranks: exit status $rc, not 1"; }
+  [ "$(grep -c '^coopsolve: rank 0: .*more than 64 ranks' "$TMP/err.txt")" = 1 ] ||
+    { cat "$TMP/err.txt"; fail "arrow matrix: rank 0's message is not printed once"; }
+  ! grep -q '^coopsolve: rank [1-9]' "$TMP/err.txt" ||
+    { cat "$TMP/err.txt"; fail "arrow matrix: a rank that did not fail printed an error"; }
+  for f in a.h5 a.h5.tmp; do
+    [ ! -e "$TMP/$f" ] || fail "arrow matrix: $f left behind"
+  done
+fi
+echo "arrow matrix at 66 ranks: status $rc, no hang"

@@ -55,4 +55,35 @@ bad 1 "$DATA/nos6.mtx:" "expected" --set "problem.matrix=$DATA/nos6.mtx" \
 bad 1 "solver.precision = fp32: matrix problems are fp64 only" "fp64" \
   --set "problem.matrix=$DATA/nos6.mtx" --set solver.precision=fp32
 bad 1 "$TMP/none.mtx: " "No such file" --set "problem.matrix=$TMP/none.mtx"
+# the vector settings are checked with the problem, so a dry run stops too
+bad 1 "problem.x0 = zeros: expected zero or file:PATH" "zeros" \
+  --set "problem.matrix=$DATA/nos6.mtx" --set problem.x0=zeros --dry-run
+bad 2 "problem.rhs = file:: no path after file:" "file:PATH" \
+  --set "problem.matrix=$DATA/nos6.mtx" --set problem.rhs=file:
+# vectors of the wrong length; fewer rows than ranks
+printf '%%%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n' >"$TMP/v3.mtx"
+bad 2 "$TMP/v3.mtx:2: the vector is 3 x 1: expected 675 x 1" "expected 675 x 1" \
+  --set "problem.matrix=$DATA/nos6.mtx" --set "problem.x0=file:$TMP/v3.mtx"
+bad 3 "$TMP/v3.mtx:2: the vector is 3 x 1: expected 675 x 1" "expected 675 x 1" \
+  --set "problem.matrix=$DATA/nos6.mtx" --set "problem.rhs=file:$TMP/v3.mtx" --set problem.x0=zero
+printf '%%%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n' >"$TMP/one.mtx"
+bad 2 "$TMP/one.mtx: 1 rows cannot be shared by 2 ranks" "2 ranks" --set "problem.matrix=$TMP/one.mtx"
+# A matrix that only rank 1 cannot read (a path that is not on its node): the
+# rank that met the input error says why, once (rank 0 printed an empty line).
+# Two programs in one job, each in its own directory: Open MPI's syntax.
+if "$MPIEXEC" --version 2>&1 | grep -Eq 'Open MPI|OpenRTE'; then
+  nc=$((nc + 1))
+  mkdir "$TMP/w0" "$TMP/w1" || fail "cannot make $TMP/w0"
+  cp "$DATA/LFAT5.mtx" "$TMP/w0/m.mtx" || fail "cannot copy LFAT5.mtx"
+  printf '[problem]\ntype = matrix\nmatrix = m.mtx\n[solver]\nname = cg\n[output]\nfile = %s\n' \
+    "$TMP/w0/out.h5" >"$TMP/mpmd.ini"
+  rc=0
+  "$MPIEXEC" -np 1 --wdir "$TMP/w0" "$COOPSOLVE" --backend host "$TMP/mpmd.ini" : \
+    -np 1 --wdir "$TMP/w1" "$COOPSOLVE" --backend host "$TMP/mpmd.ini" >"$TMP/out" 2>"$TMP/err" </dev/null ||
+    rc=$?
+  [ $rc -eq 2 ] || { cat "$TMP/out" "$TMP/err"; fail "matrix missing on rank 1: exit status $rc, not 2"; }
+  [ "$(grep -c '^coopsolve:' "$TMP/err")" = 1 ] && grep -q '^coopsolve: m.mtx: cannot open' "$TMP/err" ||
+    { cat "$TMP/err"; fail "matrix missing on rank 1: not one message naming m.mtx"; }
+  [ ! -e "$TMP/w0/out.h5" ] || fail "matrix missing on rank 1: left out.h5 behind"
+fi
 echo "matrix_input: $nc cases"

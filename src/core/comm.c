@@ -36,16 +36,26 @@ void coop_comm_destroy(coop_comm *c) {
 }
 
 int coop_comm_agree(const coop_comm *c, int status) {
-  int worst = status;
+  /* MAXLOC on 2 status + (1 when this rank's error is its own): the worst
+   * status, and the lowest rank that raised it itself (not one that heard of
+   * it from an agreement before this one) */
+  struct {
+    int key, rank;
+  } in = {2 * status + (status && !coop_error_is_remote()), c->rank}, out = {0, 0};
   /* If the reduction itself fails the ranks cannot agree: abort is all that is left. */
-  if (MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, c->world) != MPI_SUCCESS) {
+  if (MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, c->world) != MPI_SUCCESS) {
     fprintf(stderr, "coopsolve: rank %d: MPI_Allreduce failed while agreeing on status\n", c->rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  if (worst && !status) {
-    if (worst == COOP_ERR_INPUT) return worst; /* every rank saw the same input */
-    return coop_error_remote(worst, "stopped because another rank failed");
+  const int worst = out.key / 2;
+  /* An input error is told once, by that rank: rank 0 when every rank read the
+   * same input, another when only it could not read a file (a path that is not
+   * on every node). The others stay silent. */
+  if (worst == COOP_ERR_INPUT) {
+    if (status == worst && c->rank == out.rank) return worst;
+    return coop_error_remote(worst, "stopped because another rank met an input error");
   }
+  if (worst && !status) return coop_error_remote(worst, "stopped because another rank failed");
   return worst;
 }
 

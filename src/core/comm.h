@@ -27,7 +27,9 @@ int coop_comm_create(coop_comm *c, MPI_Comm comm);
 void coop_comm_destroy(coop_comm *c);
 
 /* Collective: the worst (largest) status of all ranks. A rank whose own status
- * is 0 but whose peers failed gets their status and a message saying so. */
+ * is 0 but whose peers failed gets their status and a message saying so. For
+ * an input error, every rank but the lowest that met it gets that remote
+ * message, so exactly one rank (coop_error_is_remote() == 0) tells the user. */
 int coop_comm_agree(const coop_comm *c, int status);
 
 /* Print this rank's error message once (rank 0 for input errors, the failing rank

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +41,15 @@ typedef struct {
   double t_setup;
 } app_state;
 
-/* Print an agreed failure once and return it. */
+/* Print an agreed failure once and return it: an input error by the one rank
+ * coop_comm_agree left to tell it (rank 0 unless only another rank met it),
+ * a run-time fault by each rank that failed itself. */
 static int fail(const coop_comm *c, int local, int status) {
-  if (status == COOP_ERR_INPUT) {
-    if (c->rank == 0) fprintf(stderr, "coopsolve: %s\n", coop_error_message());
-  } else if (local && !coop_error_is_remote()) {
+  if (!local || coop_error_is_remote()) return status;
+  if (status == COOP_ERR_INPUT)
+    fprintf(stderr, "coopsolve: %s\n", coop_error_message());
+  else
     fprintf(stderr, "coopsolve: rank %d: %s\n", c->rank, coop_error_message());
-  }
   return status;
 }
 
@@ -60,6 +63,9 @@ static int slurp(const char *path, char **text, long *len) {
     rc = coop_error_input("%s: cannot read the input file: %s", path, strerror(errno));
   else if (!S_ISREG(st.st_mode))
     rc = coop_error_input("%s: cannot read the input file: not a regular file", path);
+  else if (st.st_size > INT_MAX) /* one MPI_Bcast passes it on: its count is an int */
+    rc = coop_error_input("%s: cannot read the input file: %lld bytes, more than an input file "
+                          "may hold (2 GiB)", path, (long long)st.st_size);
   else if (!(*text = malloc((size_t)st.st_size + 1)))
     rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory reading %s", path);
   else if (fread(*text, 1, (size_t)st.st_size, fp) != (size_t)st.st_size)
@@ -184,10 +190,21 @@ static int setup_fields(app_state *a) {
   return rc;
 }
 
-static int setup_solver(app_state *a, const coop_comm *c) {
+/* The solver's setup runs in steps, each ended by the ranks agreeing (in
+ * prepare): a step that fails on one rank (a GPU that cannot start, memory)
+ * must stop every rank before any enters the collectives of the next. */
+
+/* Step 1: the backend. */
+static int setup_backend(app_state *a, const coop_comm *c) {
+  COOP_CHECK(coop_backend_create(a->backend, a->device, &a->be));
+  if (coop_fault(c, "backend")) return COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT)");
+  return 0;
+}
+
+/* Step 2: the form the solver runs on (collective), its controls and history. */
+static int setup_form(app_state *a, const coop_comm *c) {
   coop_solve *sv = &a->sv;
   coop_solve_ctl *ctl = &sv->ctl;
-  COOP_CHECK(coop_backend_create(a->backend, a->device, &a->be));
   if (a->type->grid_form) {
     COOP_CHECK(setup_fields(a));
     sv->halo = &a->halo;
@@ -219,8 +236,11 @@ static int setup_solver(app_state *a, const coop_comm *c) {
   ctl->hist_iter = malloc((size_t)ctl->hist_cap * sizeof *ctl->hist_iter);
   ctl->hist_res = malloc((size_t)ctl->hist_cap * sizeof *ctl->hist_res);
   if (!ctl->hist_iter || !ctl->hist_res) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  return a->type->setup(sv, &a->sdata);
+  return 0;
 }
+
+/* Step 3: the method's own setup (work vectors, preconditioner, mode). */
+static int setup_method(app_state *a) { return a->type->setup(&a->sv, &a->sdata); }
 
 static void teardown(app_state *a) {
   if (a->type) a->type->destroy(&a->sv, a->sdata);
@@ -252,7 +272,11 @@ static int prepare(app_state *a, const coop_comm *c) {
     local = coop_report_dry_run(c, a->cfg, &a->ls, a->type, a->backend);
     return (st = coop_comm_agree(c, local)) ? fail(c, local, st) : 0;
   }
-  local = setup_solver(a, c);
+  local = setup_backend(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  local = setup_form(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  local = setup_method(a);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   return 0;
 }

@@ -14,12 +14,31 @@ static int setup_grid(coop_linsys *ls, const coop_comm *c, const coop_config *cf
                          ndim == 3 ? coop_config_real(cfg, "grid.lz") : 1.0};
   const int g = (int)coop_config_int(cfg, "grid.ghost");
   ls->grid = 1;
+  /* Point counts are int64_t and size_t products (with ghost layers, times the
+   * element size): below 2^53 points none of them can wrap, which would size
+   * arrays smaller than the loops that fill them. */
+  const double points = (double)n[0] * (double)n[1] * (double)n[2];
+  if (points > 0x1p53)
+    return coop_error_input("grid.nx x grid.ny%s = %.4g points: at most 2^53 (%.4g)",
+                            ndim == 3 ? " x grid.nz" : "", points, 0x1p53);
   COOP_CHECK(coop_problem_init(&ls->poisson, coop_config_str(cfg, "problem.type"), ndim,
                                (int)coop_config_int(cfg, "problem.mode"), len, n));
   COOP_CHECK(coop_decomp_create(&ls->dec, c->world, ndim, n, g));
   coop_stencil_init(&ls->s, ndim, ls->prec, ls->dec.n, g, ls->poisson.h);
   ls->n = (int64_t)coop_grid_owned(&ls->s.grid);
   ls->n_global = n[0] * n[1] * n[2];
+  return 0;
+}
+
+/* problem.rhs and problem.x0: a name (ones or random; zero) or "file:PATH" (a
+ * Matrix Market vector). Checked when the problem is read, so a misspelling
+ * stops a dry run too, and before the matrix is built, not after. */
+static int vector_spec(const char *key, const char *value, const char *name1, const char *name2) {
+  if (strcmp(value, name1) == 0 || (name2 && strcmp(value, name2) == 0)) return 0;
+  if (strncmp(value, "file:", 5) != 0)
+    return coop_error_input("%s = %s: expected %s%s%s or file:PATH", key, value, name1,
+                            name2 ? ", " : "", name2 ? name2 : "");
+  if (!value[5]) return coop_error_input("%s = %s: no path after file: (expected file:PATH)", key, value);
   return 0;
 }
 
@@ -37,6 +56,8 @@ static int setup_matrix(coop_linsys *ls, const coop_comm *c, const coop_config *
                                         (long long)nr, (long long)nc);
   if (nr < c->size)
     return coop_error_input("%s: %lld rows cannot be shared by %d ranks", ls->matrix, (long long)nr, c->size);
+  COOP_CHECK(vector_spec("problem.rhs", coop_config_str(cfg, "problem.rhs"), "ones", "random"));
+  COOP_CHECK(vector_spec("problem.x0", coop_config_str(cfg, "problem.x0"), "zero", NULL));
   ls->n_global = nr;
   coop_decomp_split(nr, c->size, c->rank, &ls->n, &ls->row_lo);
   return coop_mm_read(ls->matrix, ls->row_lo, ls->row_lo + ls->n, &ls->mm);
@@ -59,11 +80,8 @@ static double hashed(uint64_t seed, uint64_t i) {
   return (double)(z >> 11) * 0x1.0p-52 - 1.0;
 }
 
-/* problem.rhs and problem.x0 take "file:PATH" (a Matrix Market vector). */
-static int vector_from(const coop_linsys *ls, const char *key, const char *value, double *out) {
-  if (strncmp(value, "file:", 5) != 0 || !value[5])
-    return coop_error_input("%s = %s: expected %s or file:PATH", key, value,
-                            strcmp(key, "problem.rhs") == 0 ? "ones, random" : "zero");
+/* value is "file:PATH", checked by vector_spec. */
+static int vector_from(const coop_linsys *ls, const char *value, double *out) {
   return coop_mm_read_vector(value + 5, ls->n_global, ls->row_lo, ls->row_lo + ls->n, out);
 }
 
@@ -72,7 +90,7 @@ static int matrix_rhs(coop_linsys *ls, const coop_config *cfg, double *b, double
   const uint64_t seed = (uint64_t)coop_config_int(cfg, "problem.seed");
   *need_apply = 0;
   if (strcmp(x0s, "zero") == 0) memset(x0, 0, (size_t)ls->n * sizeof *x0);
-  else COOP_CHECK(vector_from(ls, "problem.x0", x0s, x0));
+  else COOP_CHECK(vector_from(ls, x0s, x0));
   if (strcmp(rhs, "ones") == 0) { /* b = A 1: the exact solution is known */
     if (!(ls->exact = malloc((size_t)ls->n * sizeof *ls->exact + 1)))
       return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
@@ -84,46 +102,60 @@ static int matrix_rhs(coop_linsys *ls, const coop_config *cfg, double *b, double
     for (int64_t i = 0; i < ls->n; i++) b[i] = hashed(seed, (uint64_t)(ls->row_lo + i));
     return 0;
   }
-  return vector_from(ls, "problem.rhs", rhs, b);
+  return vector_from(ls, rhs, b);
 }
 
+/* The operator, then x0 and b. Every collective here is reached by all ranks:
+ * the operator's build agrees its own status, the ranks agree again before
+ * b = A 1 (an exchange with the others), and a failure inside that exchange
+ * ends the job, since the others may be waiting for this rank's part. */
 static int krylov_matrix(coop_linsys *ls, const coop_comm *c, const coop_config *cfg,
                          coop_backend *be, int cuda_aware, double *b, double *x0) {
   const coop_mm_matrix *m = &ls->mm;
   COOP_CHECK(coop_op_create_csr(be, c->world, ls->row_lo, ls->n, ls->n_global, m->rowptr,
                                 m->colind, m->val, cuda_aware, &ls->A));
   coop_mm_free(&ls->mm); /* the backend holds it now */
-  int need_apply;
-  COOP_CHECK(matrix_rhs(ls, cfg, b, x0, &need_apply));
-  COOP_CHECK(coop_vec_upload(ls->x, x0));
-  if (!need_apply) return coop_vec_upload(ls->b, b);
   coop_vec *ones = NULL;
-  int rc = coop_vec_duplicate(ls->x, &ones);
-  if (!rc) rc = coop_vec_set(ones, 1.0);
-  if (!rc) rc = coop_op_apply(ls->A, ones, ls->b);
+  int need_apply = 0;
+  int rc = matrix_rhs(ls, cfg, b, x0, &need_apply);
+  if (!rc && coop_fault(c, "rhs")) /* where a rank's own file or memory fails */
+    rc = COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT)");
+  if (!rc) rc = coop_vec_upload(ls->x, x0);
+  if (!rc && !need_apply) rc = coop_vec_upload(ls->b, b);
+  if (!rc && need_apply && !(rc = coop_vec_duplicate(ls->x, &ones))) rc = coop_vec_set(ones, 1.0);
+  if (!(rc = coop_comm_agree(c, rc)) && need_apply) {
+    rc = coop_op_apply(ls->A, ones, ls->b);
+    if (rc) coop_comm_abort(c, rc); /* the ranks may be inside the exchange */
+  }
   coop_vec_destroy(ones);
   return rc;
+}
+
+/* The Krylov form of a grid problem: no collectives. */
+static int krylov_grid(coop_linsys *ls, coop_backend *be, int cuda_aware, double *b, double *x0) {
+  if (!(ls->exact = malloc((size_t)ls->n * sizeof *ls->exact + 1)))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  coop_problem_krylov(&ls->poisson, &ls->dec, &ls->s, b, ls->exact);
+  memset(x0, 0, (size_t)ls->n * sizeof *x0);
+  COOP_CHECK(coop_op_create_stencil(be, &ls->dec, &ls->s, cuda_aware, &ls->A));
+  COOP_CHECK(coop_vec_upload(ls->b, b));
+  return coop_vec_upload(ls->x, x0);
 }
 
 int coop_linsys_krylov(coop_linsys *ls, const coop_comm *c, const coop_config *cfg,
                        coop_backend *be, int cuda_aware) {
   double *b = malloc((size_t)ls->n * sizeof *b + 1), *x0 = malloc((size_t)ls->n * sizeof *x0 + 1);
-  int rc = 0;
-  if (!b || !x0) rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  if (!rc) rc = coop_vec_create(be, c->world, ls->prec, ls->n, &ls->b);
-  if (!rc) rc = coop_vec_create(be, c->world, ls->prec, ls->n, &ls->x);
-  if (!rc && ls->grid) {
-    if (!(ls->exact = malloc((size_t)ls->n * sizeof *ls->exact + 1))) rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-    if (!rc) {
-      coop_problem_krylov(&ls->poisson, &ls->dec, &ls->s, b, ls->exact);
-      memset(x0, 0, (size_t)ls->n * sizeof *x0);
-      rc = coop_op_create_stencil(be, &ls->dec, &ls->s, cuda_aware, &ls->A);
-    }
-    if (!rc) rc = coop_vec_upload(ls->b, b);
-    if (!rc) rc = coop_vec_upload(ls->x, x0);
-  } else if (!rc) {
-    rc = krylov_matrix(ls, c, cfg, be, cuda_aware, b, x0);
-  }
+  int rc = b && x0 ? 0 : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  /* a vector's create joins its collective before it can fail, so both are
+   * made on every rank; the ranks agree before the operator's collectives */
+  const int rb = coop_vec_create(be, c->world, ls->prec, ls->n, &ls->b);
+  const int rx = coop_vec_create(be, c->world, ls->prec, ls->n, &ls->x);
+  if (!rc) rc = rb ? rb : rx;
+  if (!rc && coop_fault(c, "vectors"))
+    rc = COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT)");
+  if (!(rc = coop_comm_agree(c, rc)))
+    rc = ls->grid ? krylov_grid(ls, be, cuda_aware, b, x0)
+                  : krylov_matrix(ls, c, cfg, be, cuda_aware, b, x0);
   free(b);
   free(x0);
   return rc;
