@@ -62,6 +62,8 @@ int coop_op_create_stencil(coop_backend *be, const coop_decomp *d, const coop_st
   A->n = (int64_t)coop_grid_owned(&s->grid);
   A->n_global = d->global_n[0] * d->global_n[1] * d->global_n[2];
   A->staged = be->device_memory && !cuda_aware;
+  if (!(A->req = malloc(12 * sizeof *A->req))) /* a face each way on each axis */
+    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   for (int a = 0; a < 3; a++) {
     A->nbr[a][0] = a < d->ndim ? d->nbr_lo[a] : MPI_PROC_NULL;
     A->nbr[a][1] = a < d->ndim ? d->nbr_hi[a] : MPI_PROC_NULL;
@@ -197,10 +199,19 @@ static int plan_exchange(coop_op *A, const int64_t *ghosts, const int64_t *start
     goto done;
   }
   /* neighbours: ranks we receive from or send to; one list, in rank order */
+  int count = 0;
+  for (int r = 0; r < size; r++) count += need[r] || give[r];
+  A->nbr_rank = malloc(((size_t)count + 1) * sizeof *A->nbr_rank);
+  A->send_off = malloc(((size_t)count + 1) * sizeof *A->send_off);
+  A->recv_off = malloc(((size_t)count + 1) * sizeof *A->recv_off);
+  A->req = malloc(((size_t)2 * count + 1) * sizeof *A->req);
+  if (!A->nbr_rank || !A->send_off || !A->recv_off || !A->req) {
+    rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+    goto done;
+  }
   A->nnbr = 0;
   for (int r = 0; r < size && !rc; r++) {
     if (!need[r] && !give[r]) continue;
-    if (A->nnbr == COOP_OP_MAX_NBR) { rc = COOP_ERROR(COOP_ERR_RUNTIME, "a row block talks to more than %d ranks", COOP_OP_MAX_NBR); break; }
     A->nbr_rank[A->nnbr] = r;
     A->recv_off[A->nnbr] = sdisp[r];
     A->send_off[A->nnbr] = rdisp[r];
@@ -375,6 +386,10 @@ void coop_op_destroy(coop_op *A) {
   be->release_host(be, A->hsendbuf);
   be->release_host(be, A->hghost);
   free(A->diag);
+  free(A->nbr_rank);
+  free(A->send_off);
+  free(A->recv_off);
+  free(A->req);
   free(A);
 }
 

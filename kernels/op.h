@@ -24,8 +24,6 @@ extern "C" {
 
 typedef enum { COOP_OP_STENCIL = 0, COOP_OP_CSR = 1 } coop_op_kind;
 
-#define COOP_OP_MAX_NBR 64 /* most neighbours a CSR row block may talk to */
-
 typedef struct {
   coop_op_kind kind;
   coop_backend *be;
@@ -45,13 +43,14 @@ typedef struct {
   int64_t row_lo;       /* global index of the first row here */
   coop_csr *loc, *gh;   /* owned columns; ghost columns (compressed rows) */
   int64_t nghost, nsend;
-  int nnbr, nbr_rank[COOP_OP_MAX_NBR];
-  int send_off[COOP_OP_MAX_NBR + 1], recv_off[COOP_OP_MAX_NBR + 1];
+  int nnbr;                      /* ranks this row block talks to */
+  int *nbr_rank;                 /* nnbr */
+  int *send_off, *recv_off;      /* nnbr + 1: neighbour i's entries run to i + 1 */
   int32_t *send_idx;           /* backend memory, nsend */
   double *dsend, *dghost;      /* backend memory */
   double *hsendbuf, *hghost;   /* host staging or NULL */
   /* exchange in flight */
-  MPI_Request req[4 * COOP_OP_MAX_NBR];
+  MPI_Request *req; /* room for every message of one exchange */
   int nreq;
 } coop_op;
 

@@ -47,10 +47,10 @@ COOP_FAULT=output:1 coop_mpirun 2 "$COOPSOLVE" --backend host "$INPUTS/quickstar
   --set solver.max_iter=10 --set output.monitor_every=0 --output "$TMP/g.h5" >/dev/null 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "output fault: exit status $rc, not 1"
 
-# A limit met on one rank alone: rank 0 of an arrow matrix needs entries of all
-# 65 other ranks, more neighbours than the CSR exchange takes (COOP_OP_MAX_NBR),
-# while the others need only rank 0. All ranks stop; they used to wait forever
-# for rank 0 in the exchange of b = A*1.
+# One rank that talks to all others: rank 0 of an arrow matrix needs entries
+# of all 65 other ranks, the others need only rank 0. This once hit a fixed
+# neighbour limit on rank 0 alone and left the other ranks waiting forever in
+# the exchange of b = A*1; it must solve, and never hang.
 rm -f "$TMP"/*
 awk 'BEGIN { n = 66; print "%%MatrixMarket matrix coordinate real symmetric"; print n, n, 2 * n - 1
   for (i = 1; i <= n; i++) print i, i, n + 1
@@ -60,14 +60,8 @@ timeout 120 "$SHELL" -c '. "$COOP_SRCDIR/tests/common.sh"; coop_mpirun "$@"' sh 
   --backend host "$INPUTS/matrix.ini" --set "problem.matrix=$TMP/arrow.mtx" \
   --set output.monitor_every=0 --output "$TMP/a.h5" >"$TMP/out.txt" 2>"$TMP/err.txt" || rc=$?
 [ "$rc" != 124 ] || fail "arrow matrix at 66 ranks: hung (killed by timeout)"
-if [ "$rc" != 0 ]; then
-  [ "$rc" = 1 ] || { cat "$TMP/err.txt"; fail "arrow matrix at 66 ranks: exit status $rc, not 1"; }
-  [ "$(grep -c '^coopsolve: rank 0: .*more than 64 ranks' "$TMP/err.txt")" = 1 ] ||
-    { cat "$TMP/err.txt"; fail "arrow matrix: rank 0's message is not printed once"; }
-  ! grep -q '^coopsolve: rank [1-9]' "$TMP/err.txt" ||
-    { cat "$TMP/err.txt"; fail "arrow matrix: a rank that did not fail printed an error"; }
-  for f in a.h5 a.h5.tmp; do
-    [ ! -e "$TMP/$f" ] || fail "arrow matrix: $f left behind"
-  done
-fi
-echo "arrow matrix at 66 ranks: status $rc, no hang"
+[ "$rc" = 0 ] || { cat "$TMP/err.txt"; fail "arrow matrix at 66 ranks: exit status $rc"; }
+grep -q '^  reason      converged_rtol$' "$TMP/out.txt" || { cat "$TMP/out.txt"; fail "arrow matrix: not converged"; }
+e=$(sed -n 's/^  error       max \([^,]*\),.*/\1/p' "$TMP/out.txt")
+awk -v e="$e" 'BEGIN { exit !(e != "" && e + 0 < 1e-8) }' || fail "arrow matrix: max error $e"
+echo "arrow matrix at 66 ranks: solved"

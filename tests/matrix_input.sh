@@ -86,4 +86,9 @@ if "$MPIEXEC" --version 2>&1 | grep -Eq 'Open MPI|OpenRTE'; then
     { cat "$TMP/err"; fail "matrix missing on rank 1: not one message naming m.mtx"; }
   [ ! -e "$TMP/w0/out.h5" ] || fail "matrix missing on rank 1: left out.h5 behind"
 fi
+# grid problems take b and x0 from their type: other choices are refused, not ignored
+bad 1 "problem.rhs = random (from --set) applies to problem.type = matrix, not to sine" "sine" \
+  --set problem.type=sine --set grid.nx=8 --set problem.rhs=random
+bad 2 "problem.x0 = file:x.mtx (from --set) applies to problem.type = matrix, not to laplace" "laplace" \
+  --set problem.type=laplace --set grid.nx=8 --set problem.x0=file:x.mtx
 echo "matrix_input: $nc cases"

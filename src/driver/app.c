@@ -163,6 +163,10 @@ static int choose_backend(app_state *a, const coop_comm *c) {
   if (ngpu == 0)
     return COOP_ERROR(COOP_ERR_RUNTIME, "run.backend = cuda but no GPU is visible on this rank%s",
                       coop_cuda_device_count() == 0 && !COOP_HAVE_CUDA ? " (this build has no CUDA)" : "");
+  if (want_dev >= ngpu) /* the user's option: an input error, named */
+    return coop_error_input("run.device = %d (from %s): this node has %d GPU%s (0 to %d)", want_dev,
+                            coop_config_origin(a->cfg, "run.device"), ngpu, ngpu > 1 ? "s" : "",
+                            ngpu - 1);
   a->device = want_dev >= 0 ? want_dev : c->node_rank % ngpu;
   return 0;
 }

@@ -14,6 +14,14 @@ static int setup_grid(coop_linsys *ls, const coop_comm *c, const coop_config *cf
                          ndim == 3 ? coop_config_real(cfg, "grid.lz") : 1.0};
   const int g = (int)coop_config_int(cfg, "grid.ghost");
   ls->grid = 1;
+  /* a grid problem's b and x0 come from its type: another choice would be ignored */
+  static const char *const matrix_only[][2] = {{"problem.rhs", "ones"}, {"problem.x0", "zero"}};
+  for (size_t i = 0; i < sizeof matrix_only / sizeof *matrix_only; i++)
+    if (strcmp(coop_config_str(cfg, matrix_only[i][0]), matrix_only[i][1]) != 0)
+      return coop_error_input("%s = %s (from %s) applies to problem.type = matrix, not to %s",
+                              matrix_only[i][0], coop_config_str(cfg, matrix_only[i][0]),
+                              coop_config_origin(cfg, matrix_only[i][0]),
+                              coop_config_str(cfg, "problem.type"));
   /* Point counts are int64_t and size_t products (with ghost layers, times the
    * element size): below 2^53 points none of them can wrap, which would size
    * arrays smaller than the loops that fill them. */
