@@ -5,7 +5,7 @@
  *  - Krylov form on vectors of the owned points only (contiguous, x fastest):
  *    y = A x with points outside the box zero, plus the faces a neighbour
  *    needs and the correction from the faces it sends.
- * Host versions live in stencil_host.c (Jacobi form) and stencil_krylov_host.c,
+ * Host versions of both forms live in stencil_host.c (bodies in stencil_host_impl.h),
  * CUDA ones in stencil.cu and stencil_krylov.cu; the dispatch (stencil_api.c)
  * picks by backend. */
 #ifndef COOP_STENCIL_H

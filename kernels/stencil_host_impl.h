@@ -1,5 +1,6 @@
-/* Body of the host stencil for one element type; included by stencil_host.c
- * with REAL (the type) and SFX (the name suffix) defined. */
+/* Body of the host stencil for one element type, Jacobi and Krylov forms;
+ * included by stencil_host.c with REAL (the type) and SFX (the name suffix)
+ * defined, and face_map declared. */
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 
@@ -58,6 +59,58 @@ static void CAT(unpack_, SFX)(const coop_grid *gr, const coop_region *r, REAL *r
     for (int64_t j = r->lo[1]; j < r->hi[1]; j++, buf += nx) {
       REAL *dst = u + coop_grid_index(gr, r->lo[0], j, k);
       for (int64_t i = 0; i < nx; i++) dst[i] = buf[i];
+    }
+}
+
+/* ---- Krylov form: vectors of the owned points, x fastest, zero outside the
+ * box; the arithmetic in kernels/stencil_krylov.cu's order:
+ * y = diag x - w0 (xl + xr) - w1 (xd + xu) [- w2 (xb + xf)] ---- */
+
+/* One row of points (j, k): xd/xu the rows below and above along y (NULL
+ * outside the box), xb/xf along z. */
+static void CAT(apply_row_, SFX)(int64_t n0, REAL diag, REAL w0, REAL w1, REAL w2,
+                                 const REAL *restrict xc, const REAL *restrict xd,
+                                 const REAL *restrict xu, const REAL *restrict xb,
+                                 const REAL *restrict xf, int three_d, REAL *restrict y) {
+  for (int64_t i = 0; i < n0; i++) {
+    const REAL xl = i > 0 ? xc[i - 1] : (REAL)0, xr = i + 1 < n0 ? xc[i + 1] : (REAL)0;
+    const REAL d = xd ? xd[i] : (REAL)0, u = xu ? xu[i] : (REAL)0;
+    REAL v = diag * xc[i] - w0 * (xl + xr) - w1 * (d + u);
+    if (three_d) {
+      const REAL b = xb ? xb[i] : (REAL)0, f = xf ? xf[i] : (REAL)0;
+      v = v - w2 * (b + f);
+    }
+    y[i] = v;
+  }
+}
+
+static void CAT(apply_, SFX)(const coop_stencil *s, const REAL *x, REAL *y) {
+  const int64_t n0 = s->grid.n[0], n1 = s->grid.n[1], n2 = s->grid.n[2];
+  const int64_t sy = n0, sz = n0 * n1;
+  const REAL diag = (REAL)(2.0 * (s->w[0] + s->w[1] + s->w[2]));
+  const REAL w0 = (REAL)s->w[0], w1 = (REAL)s->w[1], w2 = (REAL)s->w[2];
+  const int three_d = s->grid.ndim == 3;
+  for (int64_t k = 0; k < n2; k++)
+    for (int64_t j = 0; j < n1; j++) {
+      const int64_t p = j * sy + k * sz;
+      CAT(apply_row_, SFX)
+      (n0, diag, w0, w1, w2, x + p, j > 0 ? x + p - sy : NULL, j + 1 < n1 ? x + p + sy : NULL,
+       k > 0 ? x + p - sz : NULL, k + 1 < n2 ? x + p + sz : NULL, three_d, y + p);
+    }
+}
+
+static void CAT(pack_face_, SFX)(const face_map *f, int64_t off, const REAL *restrict x,
+                                 REAL *restrict buf) {
+  for (int64_t q = 0; q < f->m1; q++)
+    for (int64_t p = 0; p < f->m0; p++) buf[p + f->m0 * q] = x[off + p * f->s0 + q * f->s1];
+}
+
+static void CAT(add_face_, SFX)(const face_map *f, int64_t off, REAL w, const REAL *restrict g,
+                                REAL *restrict y) {
+  for (int64_t q = 0; q < f->m1; q++)
+    for (int64_t p = 0; p < f->m0; p++) {
+      REAL *t = y + off + p * f->s0 + q * f->s1;
+      *t = *t - w * g[p + f->m0 * q];
     }
 }
 

@@ -10,7 +10,7 @@
  * (consecutive blocks are consecutive rows): they come from L2, and the left
  * and right neighbours from L1, so DRAM sees x about once and y once.
  * The arithmetic uses the _rn intrinsics (no contraction to FMA) in the order
- * of kernels/stencil_krylov_host.c, so both give the same bits. */
+ * of the host version (kernels/stencil_host_impl.h), so both give the same bits. */
 #include <stdint.h>
 
 #include "kernels/cuda_check.cuh"
