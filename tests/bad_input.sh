@@ -11,10 +11,10 @@ GOOD='[output]|file = out.h5|[problem]|[solver]|max_iter = 10|[grid]|nx = 16|ny 
 nc=0
 
 # bad RANKS MESSAGE INPUT [ARG...]: write INPUT ('|' between lines; '-': none;
-# 'DIR': a directory; 'BIG': a sparse file of 2200 MiB) as in.ini in a fresh directory and run coopsolve there
-# with ARGs (default: in.ini). Expect status 2, nothing on stdout, exactly one
-# "coopsolve:" line on stderr, starting "coopsolve: MESSAGE", and no file
-# beside in.ini.
+# 'DIR': a directory; 'BIG': a sparse file of 2200 MiB) as in.ini in a fresh
+# directory and run coopsolve there with ARGs (default: in.ini). Expect what
+# coop_expect_input_error (tests/common.sh) checks, with a message starting
+# "coopsolve: MESSAGE", and no file beside in.ini.
 bad() {
   n=$1 msg=$2 text=$3
   shift 3
@@ -29,17 +29,7 @@ bad() {
   esac
   [ $# -gt 0 ] || set -- in.ini
   what="case $nc, $n ranks, args '$*'"
-  (cd "$d" && coop_mpirun "$n" "$COOPSOLVE" --backend host "$@" >"$TMP/out" 2>"$TMP/err")
-  rc=$?
-  [ $rc -eq 2 ] || { cat "$TMP/out" "$TMP/err"; fail "$what: exit status $rc, not 2"; }
-  [ ! -s "$TMP/out" ] || { cat "$TMP/out"; fail "$what: wrote to stdout"; }
-  lines=$(grep -c '^coopsolve:' "$TMP/err")
-  [ "$lines" = 1 ] || { cat "$TMP/err"; fail "$what: $lines coopsolve lines on stderr, not 1"; }
-  want="coopsolve: $msg" awk 'index($0, ENVIRON["want"]) == 1 { n++ } END { exit n != 1 }' \
-    "$TMP/err" || { cat "$TMP/err"; fail "$what: no message starting 'coopsolve: $msg'"; }
-  for f in out.h5 out.h5.tmp out.xmf out.xmf.tmp coopsolve.h5 coopsolve.h5.tmp coopsolve.xmf; do
-    [ ! -e "$d/$f" ] || fail "$what: left $f behind"
-  done
+  coop_expect_input_error "$d" "$n" "$msg" "" "$@"
   left=$(cd "$d" && ls -A | tr '\n' ' ')
   [ "$left" = "$([ "$text" = - ] || echo 'in.ini ')" ] || fail "$what: its directory holds '$left'"
 }

@@ -41,6 +41,29 @@ coop_tmpdir() {
   trap 'rm -rf "$TMP"' EXIT
 }
 
+# coop_expect_input_error DIR RANKS PREFIX SUBSTRING ARG...: run coopsolve
+# (host backend) in DIR with ARGs, no stdin. Expect exit status 2, nothing on
+# stdout, exactly one "coopsolve:" line on stderr, starting "coopsolve:
+# PREFIX" and (SUBSTRING not empty) holding SUBSTRING once, and no output file
+# in DIR. $what names the case in messages; stderr is left in $TMP/err.
+coop_expect_input_error() {
+  dir=$1 n=$2 prefix=$3 sub=$4
+  shift 4
+  (cd "$dir" && coop_mpirun "$n" "$COOPSOLVE" --backend host "$@" >"$TMP/out" 2>"$TMP/err" </dev/null)
+  rc=$?
+  [ $rc -eq 2 ] || { cat "$TMP/out" "$TMP/err"; fail "$what: exit status $rc, not 2"; }
+  [ ! -s "$TMP/out" ] || { cat "$TMP/out"; fail "$what: wrote to stdout"; }
+  lines=$(grep -c '^coopsolve:' "$TMP/err")
+  [ "$lines" = 1 ] || { cat "$TMP/err"; fail "$what: $lines coopsolve lines on stderr, not 1"; }
+  want="coopsolve: $prefix" awk 'index($0, ENVIRON["want"]) == 1 { n++ } END { exit n != 1 }' \
+    "$TMP/err" || { cat "$TMP/err"; fail "$what: no message starting 'coopsolve: $prefix'"; }
+  [ -z "$sub" ] || want="$sub" awk 'index($0, ENVIRON["want"]) { n++ } END { exit n != 1 }' \
+    "$TMP/err" || { cat "$TMP/err"; fail "$what: message lacks '$sub'"; }
+  for f in out.h5 out.h5.tmp out.xmf out.xmf.tmp coopsolve.h5 coopsolve.h5.tmp coopsolve.xmf; do
+    [ ! -e "$dir/$f" ] || fail "$what: left $f behind"
+  done
+}
+
 fail() {
   echo "FAIL: $*" >&2
   exit 1

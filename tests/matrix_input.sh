@@ -8,7 +8,8 @@ DATA=$COOP_SRCDIR/tests/data
 BAD=$DATA/mm_bad
 nc=0
 
-# bad RANKS MESSAGE-PREFIX SUBSTRING ARG...: run in a fresh directory.
+# bad RANKS MESSAGE-PREFIX SUBSTRING ARG...: a matrix input in a fresh
+# directory; coop_expect_input_error (tests/common.sh) checks the run.
 bad() {
   n=$1 prefix=$2 sub=$3
   shift 3
@@ -17,19 +18,7 @@ bad() {
   mkdir "$d" || fail "cannot make $d"
   printf '[problem]\ntype = matrix\n[solver]\nname = cg\nmax_iter = 5\n[output]\nfile = out.h5\n' >"$d/in.ini"
   what="case $nc ($n ranks, $*)"
-  (cd "$d" && coop_mpirun "$n" "$COOPSOLVE" --backend host in.ini "$@" >"$TMP/out" 2>"$TMP/err" </dev/null)
-  rc=$?
-  [ $rc -eq 2 ] || { cat "$TMP/out" "$TMP/err"; fail "$what: exit status $rc, not 2"; }
-  [ ! -s "$TMP/out" ] || { cat "$TMP/out"; fail "$what: wrote to stdout"; }
-  lines=$(grep -c '^coopsolve:' "$TMP/err")
-  [ "$lines" = 1 ] || { cat "$TMP/err"; fail "$what: $lines coopsolve lines on stderr, not 1"; }
-  want="coopsolve: $prefix" awk 'index($0, ENVIRON["want"]) == 1 { n++ } END { exit n != 1 }' \
-    "$TMP/err" || { cat "$TMP/err"; fail "$what: no message starting 'coopsolve: $prefix'"; }
-  want="$sub" awk 'index($0, ENVIRON["want"]) { n++ } END { exit n != 1 }' "$TMP/err" ||
-    { cat "$TMP/err"; fail "$what: message lacks '$sub'"; }
-  for f in out.h5 out.h5.tmp out.xmf; do
-    [ ! -e "$d/$f" ] || fail "$what: left $f behind"
-  done
+  coop_expect_input_error "$d" "$n" "$prefix" "$sub" in.ini "$@"
 }
 
 # each bad file at 1 and 2 ranks
