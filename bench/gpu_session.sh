@@ -46,11 +46,12 @@ echo "bench: $(( $(date +%s) - t0 )) s"
 # strong scaling of CG on 4096^2 (matrix-free), 1 and 2 ranks, one GPU each
 t0=$(date +%s)
 {
-  for cfg in "1 grid" "1 launch" "2 launch"; do
+  for cfg in "1 grid false" "1 grid true" "1 launch false" "1 launch true" "2 launch false" "2 launch true"; do
     set -- $cfg
     mpirun --bind-to none -np "$1" ./coopsolve "$src/inputs/cg_poisson.ini" --backend cuda --set run.sync="$2" \
+      --set solver.cg_single_reduction="$3" \
       --set grid.nx=4096 --set grid.ny=4096 --set solver.rtol=0 --set solver.max_iter=300 \
-      --set output.monitor_every=0 --output /tmp/sc.h5 | sed -n "s/^  per iteration: /ranks $1 sync $2: /p"
+      --set output.monitor_every=0 --output /tmp/sc.h5 | sed -n "s/^  per iteration: /ranks $1 sync $2 single_reduction $3: /p"
   done
 } >"$out/scaling.txt" 2>&1
 cat "$out/scaling.txt"
@@ -63,10 +64,12 @@ run() { "$cs" --tool "$1" --error-exitcode 9 ./coopsolve "$src/inputs/matrix.ini
   --set output.monitor_every=0 --output /tmp/cs.h5 "${@:2}"; }
 {
   for tool in memcheck racecheck; do
-    for m in cg pipecg bicgstab; do
-      run $tool --set problem.type=laplace --set grid.nx=96 --set grid.ny=80 --set solver.name=$m \
+    for m in cg cgsr pipecg bicgstab; do
+      o="--set solver.name=$m"
+      [ $m = cgsr ] && o="--set solver.name=cg --set solver.cg_single_reduction=true"
+      run $tool --set problem.type=laplace --set grid.nx=96 --set grid.ny=80 $o \
         --set solver.pc=jacobi --set run.sync=grid --set solver.max_iter=60 | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|reason' || status=1
-      run $tool --set "problem.matrix=$src/tests/data/nos6.mtx" --set solver.name=$m --set run.sync=grid \
+      run $tool --set "problem.matrix=$src/tests/data/nos6.mtx" $o --set run.sync=grid \
         --set solver.max_iter=60 | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|reason' || status=1
     done
     run $tool --set "problem.matrix=$src/tests/data/494_bus.mtx" --set solver.name=bicgstab \

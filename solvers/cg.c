@@ -1,11 +1,14 @@
-/* Preconditioned conjugate gradients (Hestenes-Stiefel), for symmetric
- * positive definite A and M. Two reductions per iteration: (p, Ap), then
- * (r, z) with (r, r) fused into one pass. */
+/* Preconditioned conjugate gradients for symmetric positive definite A and M.
+ * Hestenes-Stiefel: two reductions per iteration, (p, Ap), then (r, z) with
+ * (r, r) fused into one pass. With solver.cg_single_reduction (PETSc's
+ * -ksp_cg_single_reduction), the Chronopoulos-Gear form: s = A p carried by
+ * its own recurrence, so (r, z), (A z, z) and (r, r) are one reduction (in
+ * grid mode one barrier) per iteration; same iterates in exact arithmetic. */
 #include <math.h>
 
 #include "solvers/krylov.h"
 
-enum { R, Z, P, Q, NVEC };
+enum { R, Z, P, Q, W, S, NVEC };
 
 static int cg_body(coop_solve *sv, krylov_data *k, double start) {
   coop_vec *r = k->w[R], *p = k->w[P], *q = k->w[Q];
@@ -44,15 +47,67 @@ static int cg_body(coop_solve *sv, krylov_data *k, double start) {
   }
 }
 
+/* Chronopoulos-Gear. Per iteration: p = z + beta p, s = w + beta s,
+ * x += alpha p, r -= alpha s, z = M r, w = A z, then one pass for
+ * gamma = (r, z), delta = (w, z), (r, r); beta = gamma / gamma_old and
+ * alpha = gamma / (delta - beta gamma / alpha_old), whose denominator is
+ * (p, A p). The check sits at the top as in pipecg.c, in the same order as
+ * the persistent kernel (solvers/krylov_grid.cu). */
+static int cgsr_body(coop_solve *sv, krylov_data *k, double start) {
+  coop_vec *r = k->w[R], *p = k->w[P], *w = k->w[W], *s = k->w[S];
+  coop_vec *z = k->inv_diag ? k->w[Z] : r;
+  coop_reduction red;
+  double v[3], gamma, delta, rr, gamma_old = 0.0, alpha_old = 1.0;
+  const coop_vec *xs[3] = {r, w, r}, *ys[3] = {z, z, r};
+  COOP_CHECK(coop_op_residual(sv->A, sv->b, sv->x, r));
+  COOP_CHECK(coop_krylov_pc(k, r, z));
+  COOP_CHECK(coop_op_apply(sv->A, z, w));
+  COOP_CHECK(coop_vec_mdot_begin(&red, 0, 3, xs, ys));
+  COOP_CHECK(coop_vec_reduce_end(&red, v));
+  gamma = v[0], delta = v[1], rr = v[2];
+  for (int64_t it = 0;; it++) {
+    const double rn = sqrt(rr);
+    if (it == 0 ? coop_krylov_start(sv, rn, start) : coop_krylov_check(sv, it, rn, start)) return 0;
+    if (gamma < 0.0) {
+      sv->ctl.reason = COOP_DIVERGED_INDEFINITE_PC;
+      return 0;
+    }
+    const double beta = it == 0 ? 0.0 : gamma / gamma_old;
+    const double den = it == 0 ? delta : delta - beta * gamma / alpha_old;
+    if (!(den > 0.0)) {
+      sv->ctl.reason = isnan(den) ? COOP_DIVERGED_NAN : COOP_DIVERGED_INDEFINITE_MAT;
+      return 0;
+    }
+    const double alpha = gamma / den;
+    COOP_CHECK(coop_vec_aypx(p, beta, z)); /* p = z + beta p (p = 0 before the first) */
+    COOP_CHECK(coop_vec_aypx(s, beta, w));
+    COOP_CHECK(coop_vec_axpy(sv->x, alpha, p));
+    COOP_CHECK(coop_vec_axpy(r, -alpha, s));
+    if (z != r) COOP_CHECK(coop_krylov_pc(k, r, z));
+    COOP_CHECK(coop_op_apply(sv->A, z, w));
+    gamma_old = gamma;
+    alpha_old = alpha;
+    COOP_CHECK(coop_vec_mdot_begin(&red, 0, 3, xs, ys));
+    COOP_CHECK(coop_vec_reduce_end(&red, v));
+    gamma = v[0], delta = v[1], rr = v[2];
+  }
+}
+
 static int cg_setup(coop_solve *sv, void **data) {
-  COOP_CHECK(coop_krylov_setup(sv, 0 /* COOP_KG_CG */, NVEC, data));
+  const int sr = sv->cg_single_reduction;
+  COOP_CHECK(coop_krylov_setup(sv, sr ? 3 /* COOP_KG_CGSR */ : 0 /* COOP_KG_CG */, NVEC, data));
   const double es = (double)coop_prec_size(sv->A->prec), n = (double)sv->A->n;
-  /* apply; (p,q); two axpys; pc; (r,z),(r,r); p update */
-  sv->bytes_per_iter = sv->A->bytes + es * n * (2 + 3 + 3 + 3 + (((krylov_data *)*data)->inv_diag ? 3 + 2 : 1));
+  const int pc = ((krylov_data *)*data)->inv_diag != NULL;
+  if (sr) /* apply; two aypx, two axpy; pc; one 3-dot pass over r, w, z */
+    sv->bytes_per_iter = sv->A->bytes + es * n * (2 + 4 * 3 + (pc ? 3 : 0) + (pc ? 3 : 2));
+  else /* apply; (p,q); two axpys; pc; (r,z),(r,r); p update */
+    sv->bytes_per_iter = sv->A->bytes + es * n * (2 + 3 + 3 + 3 + (pc ? 3 + 2 : 1));
   return 0;
 }
 
-static int cg_solve(coop_solve *sv, void *data) { return coop_krylov_run(sv, data, cg_body); }
+static int cg_solve(coop_solve *sv, void *data) {
+  return coop_krylov_run(sv, data, sv->cg_single_reduction ? cgsr_body : cg_body);
+}
 
 const coop_solver_type coop_solver_cg = {
     "cg", "conjugate gradients (symmetric positive definite A)", 0,

@@ -50,10 +50,12 @@ constexpr int kThreads = 256;                /* block size the kernels are built
 constexpr int kMaxWarps = kThreads / 32;
 /* Resident blocks an SM each kernel is built for (launch bounds): as many as
  * fit without spills on sm_90 and sm_100 (64 registers: CG on the stencil,
- * BiCGStab; 85: CG on CSR; 128: pipelined CG). Streaming is latency bound
+ * BiCGStab; 85: CG and single-reduction CG on CSR; 128: pipelined CG and
+ * single-reduction CG on the stencil, which spills at 85). Streaming is latency bound
  * (too few loads in flight): CG at 4096^2 took 566 us an iteration at 3
  * blocks an SM, 552 at 4. */
-constexpr int kMinBlocksCgStencil = 4, kMinBlocksCgCsr = 3, kMinBlocksBicg = 4, kMinBlocksPipe = 2;
+constexpr int kMinBlocksCgStencil = 4, kMinBlocksCgCsr = 3, kMinBlocksBicg = 4, kMinBlocksPipe = 2,
+              kMinBlocksCgsrStencil = 2, kMinBlocksCgsrCsr = 3;
 constexpr int kMaxBlocks = 1024;             /* partials each block re-reads per barrier */
 constexpr int kMaxRed = 3;                   /* values in one reduction */
 constexpr int kCacheRows = 4;                /* rows per thread of the cached variant */
@@ -858,6 +860,139 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
   finish(P, t);
 }
 
+/* ------------------------------------------------ single-reduction CG */
+/* Barrier and residency: as cg_kernel. CG in the Chronopoulos-Gear form, as
+ * solvers/cg.c runs it with solver.cg_single_reduction: one barrier an
+ * iteration. Every update is pointwise except w = A z, whose columns' new z
+ * each row recomputes from the old r, w, s (two buffers of each):
+ *   z_new_j = M_j (r_j - alpha (w_j + beta s_j)),
+ * so the reduction of gamma = (r,z), delta = (w,z) and (r,r) shares its
+ * barrier with the SpMV. Setup: two barriers (r | w = A M r).
+ * Vectors: r[2], w[2], s[2], p. Cached: x, p and M's diagonal. */
+constexpr int kCgsrCached = 3;
+
+template <int KIND>
+__global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocksCgsrStencil
+                                                                  : kMinBlocksCgsrCsr)
+    cgsr_kernel(const Params P) {
+  cg::grid_group grid = cg::this_grid();
+  const Rows rows = make_rows<KIND>(P);
+  const bool cached = P.cached;
+  /* r, w, s buffers: [0] old in even iterations, [1] in odd ones */
+  double *const R0 = P.v[0], *const R1 = P.v[1], *const W0 = P.v[2], *const W1 = P.v[3],
+                *const S0 = P.v[4], *const S1 = P.v[5], *const Pv = P.v[6];
+  Red red{P.part, 0};
+  Track t{0.0, 0.0, 0, 0, COOP_REASON_NONE};
+  double gamma, delta, rr;
+
+  /* r = b - A x; p = s = 0 */
+  for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
+    double xi;
+    R0[i] = residual_row<KIND>(P, i, p, xi);
+    S0[i] = 0.0;
+    if (cached) {
+      own(0, k) = xi;
+      own(1, k) = 0.0;
+      own(2, k) = dget(P, i);
+    } else {
+      Pv[i] = 0.0;
+    }
+  }, P.x, P.b);
+  red.sync(grid);
+  { /* z = M r; w = A z; gamma, delta, rr */
+    double acc[3] = {0.0, 0.0, 0.0};
+    for_rows<KIND>(P, rows, [&](int, long long i, const Pos &p) {
+      const double ri = R0[i], zi = mul(dget(P, i), ri);
+      const double wi = apply_row<KIND>(P, i, p, zi, [&](long long j) { return mul(dget(P, j), R0[j]); });
+      W0[i] = wi;
+      acc[0] = dacc(acc[0], ri, zi);
+      acc[1] = dacc(acc[1], wi, zi);
+      acc[2] = dacc(acc[2], ri, ri);
+    });
+    block_partial<3>(acc, red);
+    double s[3];
+    grid_sum<3>(grid, red, s);
+    gamma = s[0];
+    delta = s[1];
+    rr = s[2];
+  }
+
+  double gamma_old = 0.0, alpha_old = 1.0;
+  bool odd = false;
+  for (long long it = 0;; it++) {
+    const double rn = sqrt(rr);
+    if (it == 0) t.r0 = rn;
+    record(P, t, it, rn);
+    t.reason = stop(P, t, it, rn);
+    if (t.reason) break;
+    if (gamma < 0.0) {
+      t.reason = COOP_DIVERGED_INDEFINITE_PC;
+      break;
+    }
+    double beta, den;
+    if (it == 0) {
+      beta = 0.0;
+      den = delta;
+    } else {
+      beta = dvd(gamma, gamma_old);
+      den = sub(delta, dvd(mul(beta, gamma), alpha_old));
+    }
+    if (!(den > 0.0)) { /* NaN is NaN, as in solvers/cg.c */
+      t.reason = isnan(den) ? COOP_DIVERGED_NAN : COOP_DIVERGED_INDEFINITE_MAT;
+      break;
+    }
+    const double alpha = dvd(gamma, den);
+    const double *const R = odd ? R1 : R0, *const W = odd ? W1 : W0, *const S = odd ? S1 : S0;
+    double *const Rn = odd ? R0 : R1, *const Wn = odd ? W0 : W1, *const Sn = odd ? S0 : S1;
+    /* s_new and r_new of row j, as its owner computes them */
+    const auto snew = [&](long long j) { return add(W[j], mul(beta, S[j])); };
+    double acc[3] = {0.0, 0.0, 0.0};
+    for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
+      double xi, pi, di;
+      if (cached) {
+        xi = own(0, k);
+        pi = own(1, k);
+        di = own(2, k);
+      } else {
+        xi = P.x[i];
+        pi = Pv[i];
+        di = dget(P, i);
+      }
+      const double ri = R[i], si = snew(i);
+      pi = add(mul(di, ri), mul(beta, pi)); /* p = z + beta p */
+      xi = add(xi, mul(alpha, pi));
+      const double rni = sub(ri, mul(alpha, si)), zi = mul(di, rni);
+      const double wi = apply_row<KIND>(P, i, p, zi, [&](long long j) {
+        return mul(dget(P, j), sub(R[j], mul(alpha, snew(j))));
+      });
+      Rn[i] = rni;
+      Wn[i] = wi;
+      Sn[i] = si;
+      if (cached) {
+        own(0, k) = xi;
+        own(1, k) = pi;
+      } else {
+        P.x[i] = xi;
+        Pv[i] = pi;
+      }
+      acc[0] = dacc(acc[0], rni, zi);
+      acc[1] = dacc(acc[1], wi, zi);
+      acc[2] = dacc(acc[2], rni, rni);
+    }, R, W, S, P.d ? P.d : R, P.x, Pv);
+    block_partial<3>(acc, red);
+    gamma_old = gamma;
+    alpha_old = alpha;
+    double s[3];
+    grid_sum<3>(grid, red, s);
+    gamma = s[0];
+    delta = s[1];
+    rr = s[2];
+    odd = !odd;
+  }
+  if (cached) for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &) { P.x[i] = own(0, k); });
+  finish(P, t);
+}
+
 /* ------------------------------------------------------------ launchers */
 
 int work_vectors(coop_kg_method m) {
@@ -865,13 +1000,17 @@ int work_vectors(coop_kg_method m) {
     case COOP_KG_CG: return 5;
     case COOP_KG_BICGSTAB: return 8;
     case COOP_KG_PIPECG: return 11;
+    case COOP_KG_CGSR: return 7;
   }
   return 0;
 }
 
 /* Dynamic shared memory of the cached variant, bytes. */
 size_t cache_bytes(coop_kg_method m, int threads) {
-  const int v = m == COOP_KG_CG ? kCgCached : m == COOP_KG_BICGSTAB ? kBicgCached : kPipeCached;
+  const int v = m == COOP_KG_CG         ? kCgCached
+                : m == COOP_KG_BICGSTAB ? kBicgCached
+                : m == COOP_KG_CGSR     ? kCgsrCached
+                                        : kPipeCached;
   return (size_t)v * kCacheRows * threads * sizeof(double);
 }
 
@@ -916,6 +1055,7 @@ void *pick_kernel(coop_kg_kind kind, coop_kg_method m) {
       return st ? (void *)pipecg_kernel<COOP_KG_STENCIL> : (void *)pipecg_kernel<COOP_KG_CSR>;
     case COOP_KG_BICGSTAB:
       return st ? (void *)bicgstab_kernel<COOP_KG_STENCIL> : (void *)bicgstab_kernel<COOP_KG_CSR>;
+    case COOP_KG_CGSR: return st ? (void *)cgsr_kernel<COOP_KG_STENCIL> : (void *)cgsr_kernel<COOP_KG_CSR>;
   }
   return nullptr;
 }
@@ -975,6 +1115,7 @@ extern "C" int coop_kg_barriers_per_iter(coop_kg_method m) {
     case COOP_KG_CG: return 2;
     case COOP_KG_PIPECG: return 1;
     case COOP_KG_BICGSTAB: return 3;
+    case COOP_KG_CGSR: return 1;
   }
   return 0;
 }

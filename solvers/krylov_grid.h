@@ -1,5 +1,5 @@
 /* Whole Krylov solves in one cooperative persistent kernel (one MPI rank, one
- * GPU, fp64): CG, pipelined CG and right-preconditioned BiCGStab on a CSR
+ * GPU, fp64): CG (two forms), pipelined CG and right-preconditioned BiCGStab on a CSR
  * matrix or the matrix-free Poisson stencil, with the Jacobi preconditioner
  * or none. The stop test, its reasons and the history are those of
  * solvers/stop.h; the recurrences, breakdown tests and vector updates are
@@ -15,10 +15,10 @@
  * neighbour row needs from this iteration (p = z + beta p in CG, say) is
  * recomputed from last iteration's vectors with the same operations, so it is
  * bit-identical to the one its owner stores, and no barrier is spent waiting
- * for it. Grid barriers per iteration: CG 2, pipelined CG 1, BiCGStab 3 (see
- * coop_kg_barriers_per_iter); each reduction costs one barrier, after which
- * every block sums all blocks' partials in the same order, so all blocks take
- * the same decisions. Scalars, vector updates and the stencil round every
+ * for it. Grid barriers per iteration: CG 2, single-reduction CG and pipelined
+ * CG 1, BiCGStab 3 (see coop_kg_barriers_per_iter); each reduction costs one
+ * barrier, after which every block sums all blocks' partials in the same
+ * order, so all blocks take the same decisions. Scalars, vector updates and the stencil round every
  * operation separately (no fused multiply-add), as kernels/vec.cu,
  * kernels/stencil_krylov.cu and host C without FMA contraction do.
  *
@@ -35,7 +35,12 @@ extern "C" {
 #endif
 
 typedef enum { COOP_KG_CSR = 0, COOP_KG_STENCIL = 1 } coop_kg_kind;
-typedef enum { COOP_KG_CG = 0, COOP_KG_PIPECG = 1, COOP_KG_BICGSTAB = 2 } coop_kg_method;
+typedef enum {
+  COOP_KG_CG = 0,       /* Hestenes-Stiefel */
+  COOP_KG_PIPECG = 1,
+  COOP_KG_BICGSTAB = 2,
+  COOP_KG_CGSR = 3      /* CG in the Chronopoulos-Gear (single-reduction) form */
+} coop_kg_method;
 
 /* The operator y = A x on n unknowns, and the preconditioner.
  * CSR: rowptr[n+1], colind[nnz] (< n), val[nnz]; one thread a row, summed
@@ -95,8 +100,9 @@ int coop_kg_max_blocks(const coop_kg_op *A, coop_kg_method m, int dev, int *bloc
 int coop_kg_default_blocks(const coop_kg_op *A, coop_kg_method m, int dev, int *blocks, int *threads);
 
 /* Grid barriers per iteration of the persistent kernel (for the summary):
- * CG 2, pipelined CG 1, BiCGStab 3; 0 for an unknown method. The setup before
- * the first iteration costs 1 (CG, BiCGStab) or 3 (pipelined CG) more. */
+ * CG 2, single-reduction CG 1, pipelined CG 1, BiCGStab 3; 0 for an unknown
+ * method. The setup before the first iteration costs 1 (CG, BiCGStab), 2
+ * (single-reduction CG) or 3 (pipelined CG) more. */
 int coop_kg_barriers_per_iter(coop_kg_method m);
 
 /* The whole solve, one cooperative launch on stream (a cudaStream_t; NULL: the

@@ -28,6 +28,7 @@ typedef struct {
   const char *sync;      /* run.sync: auto, grid or launch (ignored on the host) */
   int blocks;            /* run.blocks: persistent grid size, 0 = all that fit */
   const char *pc;        /* solver.pc: none or jacobi */
+  int cg_single_reduction; /* solver.cg_single_reduction: cg in Chronopoulos-Gear form */
   int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none */
   int64_t global_n;      /* unknowns on all ranks, for throughput */
   coop_solve_ctl ctl;    /* stopping rule in, results and history out */

@@ -100,6 +100,7 @@ bad 2 "--set gird.nx=3: unknown section [gird]; did you mean [grid]?" "$GOOD" --
 bad 2 "--set grid.nx=abc: expected an integer in [1, 1099511627776]" "$GOOD" --set grid.nx=abc in.ini
 bad 2 "--set solver.rtol=1: expected a real in [0, 1)" "$GOOD" in.ini --set solver.rtol=1
 bad 2 "--set solver.precision=fp16: expected one of: fp64, fp32" "$GOOD" in.ini --set solver.precision=fp16
+bad 2 "solver.cg_single_reduction = true (from --set) applies to solver.name = cg, not jacobi" "$GOOD" in.ini --set solver.cg_single_reduction=true
 bad 2 "--set output.xdmf=maybe: expected true or false" "$GOOD" in.ini --set output.xdmf=maybe
 bad 2 "--set grid.nx=: empty value" "$GOOD" in.ini --set grid.nx=
 bad 2 "option --set needs a value" "$GOOD" in.ini --set

@@ -61,6 +61,11 @@ for m in cg pipecg; do
   done
   ITS=1 compare p3-$m $p3 --set solver.name=$m
 done
+for pc in none jacobi; do # single-reduction CG: one barrier an iteration in grid mode
+  ITS=1 compare p2-cgsr-$pc $p2 --set solver.name=cg --set solver.cg_single_reduction=true --set solver.pc=$pc
+done
+ITS=1 compare p3-cgsr $p3 --set solver.name=cg --set solver.cg_single_reduction=true
+ITS=1 TOL=1e-8 compare nos6-cgsr $nos6 --set solver.name=cg --set solver.cg_single_reduction=true
 ITS=1 compare nos6-cg $nos6 --set solver.name=cg
 ITS=1 TOL=1e-6 compare nos6-pipecg $nos6 --set solver.name=pipecg
 ITS=15 TOL=1e-6 compare bus-cg --set "problem.matrix=$DATA/494_bus.mtx" --set solver.name=cg --set solver.pc=none --set solver.rtol=1e-10

@@ -148,6 +148,9 @@ static int setup_problem(app_state *a, const coop_comm *c) {
     return coop_error_input("solver.name = %s (from %s) runs on grid problems only; for "
                             "problem.type = matrix use cg, pipecg or bicgstab",
                             name, coop_config_origin(a->cfg, "solver.name"));
+  if (coop_config_bool(a->cfg, "solver.cg_single_reduction") && strcmp(name, "cg") != 0)
+    return coop_error_input("solver.cg_single_reduction = true (from %s) applies to solver.name = cg, "
+                            "not %s", coop_config_origin(a->cfg, "solver.cg_single_reduction"), name);
   return coop_linsys_create(&a->ls, c, a->cfg);
 }
 
@@ -227,6 +230,7 @@ static int setup_form(app_state *a, const coop_comm *c) {
   sv->sync = coop_config_str(a->cfg, "run.sync");
   sv->blocks = (int)coop_config_int(a->cfg, "run.blocks");
   sv->pc = coop_config_str(a->cfg, "solver.pc");
+  sv->cg_single_reduction = coop_config_bool(a->cfg, "solver.cg_single_reduction");
   sv->true_rnorm = -1.0;
   sv->global_n = a->ls.n_global;
   sv->monitor_every = coop_config_int(a->cfg, "output.monitor_every");

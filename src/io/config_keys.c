@@ -46,6 +46,9 @@ static const coop_key_info keys[] = {
                "iterative method: jacobi (grids only), cg, pipecg (pipelined CG), bicgstab"),
     KEY_CHOICE("solver", "pc", "none", "none|jacobi",
                "preconditioner of cg, pipecg and bicgstab: none, or jacobi (diagonal)"),
+    KEY_BOOL("solver", "cg_single_reduction", "false",
+             "cg in the Chronopoulos-Gear form: one reduction (grid mode: one barrier) per "
+             "iteration instead of two; same iterates in exact arithmetic"),
     KEY_REAL("solver", "rtol", "1e-6", 0, 1, 0, 1, "stop when ||r|| <= rtol * ||r0||"),
     KEY_REAL("solver", "atol", "0", 0, INFINITY, 0, 1, "stop when ||r|| <= atol"),
     KEY_REAL("solver", "dtol", "1e5", 0, INFINITY, 0, 1,
