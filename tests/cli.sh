@@ -129,3 +129,11 @@ for n in 1 2; do
   ! grep -q '^  iter ' "$o" || fail "$n ranks: monitor lines with output.monitor_every = 0"
   [ "$(head -c 4 "$TMP/$h5" | tail -c 3)" = HDF ] || fail "$n ranks: $h5 is not an HDF5 file"
 done
+
+# every key of the table is in the README's key reference (a row "| s.k |",
+# or a shared row "| s.a, b, c |")
+for k in $("$COOPSOLVE" --help | sed -n 's/^  \([a-z]*\.[a-z_0-9]*\)  .*/\1/p'); do
+  s=${k%%.*} n=${k#*.}
+  grep -qE "^\| $s\.([a-z_0-9]+, )*$n(, [a-z_0-9]+)* \|" "$COOP_SRCDIR/README.md" ||
+    fail "README.md: key $k missing from the key reference"
+done
