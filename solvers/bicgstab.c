@@ -2,6 +2,7 @@
  * tests is the true one's recurrence; for nonsymmetric A. */
 #include <math.h>
 
+#include "solvers/checkpoint.h"
 #include "solvers/krylov.h"
 
 enum { R, RH, P, V, PH, S, SH, T, NVEC };
@@ -16,12 +17,20 @@ static int bicgstab_body(coop_solve *sv, krylov_data *k, double start) {
   coop_vec *s = k->w[S], *sh = k->w[SH], *t = k->w[T], *x = sv->x;
   double rho_old = 1.0, alpha = 1.0, omega = 1.0, rho, rv, ss, rr, d[2];
   coop_reduction red;
-  COOP_CHECK(coop_op_residual(sv->A, sv->b, x, r));
-  COOP_CHECK(coop_vec_copy(rh, r));
-  COOP_CHECK(coop_vec_dot(r, r, &rr));
-  if (coop_krylov_start(sv, sqrt(rr), start)) return 0;
+  /* the state at the end of an iteration */
+  const coop_ckpt_state cs = {3, {"rho_old", "alpha", "omega"}, {&rho_old, &alpha, &omega}, 5,
+                              {"x", "r", "rhat", "p", "v"}, {x, r, rh, p, v}, NULL};
+  int64_t it0 = 0;
+  int resumed, stop;
+  COOP_CHECK(coop_ckpt_resume(sv, &cs, &it0, &resumed));
+  if (!resumed) {
+    COOP_CHECK(coop_op_residual(sv->A, sv->b, x, r));
+    COOP_CHECK(coop_vec_copy(rh, r));
+    COOP_CHECK(coop_vec_dot(r, r, &rr));
+    if (coop_krylov_start(sv, sqrt(rr), start)) return 0;
+  }
   const coop_vec *xs[2] = {t, t}, *ys[2] = {s, t};
-  for (int64_t it = 1;; it++) {
+  for (int64_t it = it0 + 1;; it++) {
     COOP_CHECK(coop_vec_dot(rh, r, &rho));
     if (rho == 0.0) return breakdown(sv);
     const double beta = (rho / rho_old) * (alpha / omega);
@@ -53,6 +62,8 @@ static int bicgstab_body(coop_solve *sv, krylov_data *k, double start) {
     if (coop_krylov_check(sv, it, sqrt(rr), start)) return 0;
     if (omega == 0.0) return breakdown(sv);
     rho_old = rho;
+    COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
+    if (stop) return 0;
   }
 }
 

@@ -6,6 +6,7 @@
  * grid mode one barrier) per iteration; same iterates in exact arithmetic. */
 #include <math.h>
 
+#include "solvers/checkpoint.h"
 #include "solvers/krylov.h"
 
 enum { R, Z, P, Q, W, S, NVEC };
@@ -14,16 +15,25 @@ static int cg_body(coop_solve *sv, krylov_data *k, double start) {
   coop_vec *r = k->w[R], *p = k->w[P], *q = k->w[Q];
   coop_vec *z = k->inv_diag ? k->w[Z] : r; /* M = I: z is r */
   coop_reduction red;
-  double v[2], rz, pq;
-  COOP_CHECK(coop_op_residual(sv->A, sv->b, sv->x, r));
-  COOP_CHECK(coop_krylov_pc(k, r, z));
-  COOP_CHECK(coop_vec_copy(p, z));
+  double v[2], rz = 0.0, pq;
   const coop_vec *xs[2] = {r, r}, *ys[2] = {z, r};
-  COOP_CHECK(coop_vec_mdot_begin(&red, 0, 2, xs, ys));
-  COOP_CHECK(coop_vec_reduce_end(&red, v));
-  rz = v[0];
-  if (coop_krylov_start(sv, sqrt(v[1]), start)) return 0;
-  for (int64_t it = 1;; it++) {
+  /* the state at the end of an iteration; z = M r is recomputed */
+  const coop_ckpt_state cs = {1, {"rz"}, {&rz}, 3, {"x", "r", "p"}, {sv->x, r, p}, NULL};
+  int64_t it0 = 0;
+  int resumed, stop;
+  COOP_CHECK(coop_ckpt_resume(sv, &cs, &it0, &resumed));
+  if (resumed) {
+    if (z != r) COOP_CHECK(coop_krylov_pc(k, r, z));
+  } else {
+    COOP_CHECK(coop_op_residual(sv->A, sv->b, sv->x, r));
+    COOP_CHECK(coop_krylov_pc(k, r, z));
+    COOP_CHECK(coop_vec_copy(p, z));
+    COOP_CHECK(coop_vec_mdot_begin(&red, 0, 2, xs, ys));
+    COOP_CHECK(coop_vec_reduce_end(&red, v));
+    rz = v[0];
+    if (coop_krylov_start(sv, sqrt(v[1]), start)) return 0;
+  }
+  for (int64_t it = it0 + 1;; it++) {
     COOP_CHECK(coop_op_apply(sv->A, p, q));
     COOP_CHECK(coop_vec_dot(p, q, &pq));
     if (!(pq > 0.0)) {
@@ -44,6 +54,8 @@ static int cg_body(coop_solve *sv, krylov_data *k, double start) {
     const double beta = v[0] / rz;
     rz = v[0];
     COOP_CHECK(coop_vec_aypx(p, beta, z)); /* p = z + beta p */
+    COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
+    if (stop) return 0;
   }
 }
 
@@ -57,17 +69,32 @@ static int cgsr_body(coop_solve *sv, krylov_data *k, double start) {
   coop_vec *r = k->w[R], *p = k->w[P], *w = k->w[W], *s = k->w[S];
   coop_vec *z = k->inv_diag ? k->w[Z] : r;
   coop_reduction red;
-  double v[3], gamma, delta, rr, gamma_old = 0.0, alpha_old = 1.0;
+  double v[3], gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0;
   const coop_vec *xs[3] = {r, w, r}, *ys[3] = {z, z, r};
-  COOP_CHECK(coop_op_residual(sv->A, sv->b, sv->x, r));
-  COOP_CHECK(coop_krylov_pc(k, r, z));
-  COOP_CHECK(coop_op_apply(sv->A, z, w));
-  COOP_CHECK(coop_vec_mdot_begin(&red, 0, 3, xs, ys));
-  COOP_CHECK(coop_vec_reduce_end(&red, v));
-  gamma = v[0], delta = v[1], rr = v[2];
-  for (int64_t it = 0;; it++) {
-    const double rn = sqrt(rr);
-    if (it == 0 ? coop_krylov_start(sv, rn, start) : coop_krylov_check(sv, it, rn, start)) return 0;
+  /* the state after an iteration's check; z = M r is recomputed */
+  const coop_ckpt_state cs = {4, {"gamma", "delta", "gamma_old", "alpha_old"},
+                              {&gamma, &delta, &gamma_old, &alpha_old}, 5, {"x", "r", "w", "s", "p"},
+                              {sv->x, r, w, s, p}, NULL};
+  int64_t it0 = 0;
+  int resumed, stop;
+  COOP_CHECK(coop_ckpt_resume(sv, &cs, &it0, &resumed));
+  if (resumed) {
+    if (z != r) COOP_CHECK(coop_krylov_pc(k, r, z));
+  } else {
+    COOP_CHECK(coop_op_residual(sv->A, sv->b, sv->x, r));
+    COOP_CHECK(coop_krylov_pc(k, r, z));
+    COOP_CHECK(coop_op_apply(sv->A, z, w));
+    COOP_CHECK(coop_vec_mdot_begin(&red, 0, 3, xs, ys));
+    COOP_CHECK(coop_vec_reduce_end(&red, v));
+    gamma = v[0], delta = v[1], rr = v[2];
+  }
+  for (int64_t it = it0;; it++) {
+    if (!resumed || it > it0) { /* a resumed run made this check before */
+      const double rn = sqrt(rr);
+      if (it == 0 ? coop_krylov_start(sv, rn, start) : coop_krylov_check(sv, it, rn, start)) return 0;
+      if (it > 0) COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
+      if (it > 0 && stop) return 0;
+    }
     if (gamma < 0.0) {
       sv->ctl.reason = COOP_DIVERGED_INDEFINITE_PC;
       return 0;

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "coop_build.h"
+#include "solvers/checkpoint.h"
 #include "solvers/solver.h"
 #if COOP_HAVE_CUDA
 #include "kernels/stencil_cuda.h"
@@ -141,9 +142,19 @@ static int run_loop(coop_solve *sv, jacobi_data *d, double start) {
   const int g = (int)sv->s->grid.g[0];
   int64_t it = 0;
   double rn;
+  int resumed, stop;
+  /* the state at a check: the field (its ghosts come from the exchange) */
+  coop_ckpt_state cs;
+  memset(&cs, 0, sizeof cs);
+  cs.field = sv->u;
+  COOP_CHECK(coop_ckpt_resume(sv, &cs, &it, &resumed));
   COOP_CHECK(exchange(sv, d));
-  COOP_CHECK(check(sv, d, 0, &rn, start));
-  c->reason = coop_stop_test(rn, c->r0, it, c->max_iter, c->rtol, c->atol, c->dtol);
+  if (resumed) {
+    rn = c->rnorm;
+  } else {
+    COOP_CHECK(check(sv, d, 0, &rn, start));
+    c->reason = coop_stop_test(rn, c->r0, it, c->max_iter, c->rtol, c->atol, c->dtol);
+  }
   while (!c->reason) {
     const int64_t next = it + c->check_every < c->max_iter ? it + c->check_every : c->max_iter;
     while (it < next) {
@@ -153,6 +164,10 @@ static int run_loop(coop_solve *sv, jacobi_data *d, double start) {
     }
     COOP_CHECK(check(sv, d, it, &rn, start));
     c->reason = coop_stop_test(rn, c->r0, it, c->max_iter, c->rtol, c->atol, c->dtol);
+    if (c->reason) break;
+    cs.field = sv->u; /* the sweeps swap the buffers */
+    COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
+    if (stop) break;
   }
   c->iterations = it;
   c->rnorm = rn;
@@ -218,7 +233,9 @@ static int jacobi_solve(coop_solve *sv, void *data) {
   COOP_MPI(MPI_Barrier(sv->comm->world)); /* time the solve from a common start */
   const double start = MPI_Wtime();
 #if COOP_HAVE_CUDA
-  if (d->solve_blocks && !coop_halo_active(sv->halo))
+  /* the whole-solve kernel cannot stop for a checkpoint: those runs take the
+   * persistent k-sweep kernel between checks instead (same fields) */
+  if (d->solve_blocks && !coop_halo_active(sv->halo) && !coop_ckpt_requested(sv))
     COOP_CHECK(run_whole(sv, d, start));
   else
 #endif

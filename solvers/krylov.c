@@ -1,5 +1,6 @@
 /* Shared parts of the Krylov methods. */
 #include "solvers/krylov.h"
+#include "solvers/checkpoint.h"
 
 #include <float.h>
 #include <limits.h>
@@ -86,6 +87,9 @@ static int choose_mode(coop_solve *sv, krylov_data *k) {
   if (sv->comm->size > 1) why = "several ranks: one kernel per operation, reductions across ranks by MPI";
   else if (sv->A->prec != COOP_FP64) why = "the persistent Krylov kernels are fp64 only";
   else if (!sv->be->cooperative) why = "this GPU has no cooperative launch";
+  else if (coop_ckpt_requested(sv))
+    why = "checkpoints and restarts run one kernel per operation (the persistent kernel cannot stop "
+          "mid-solve for a checkpoint)";
 #if COOP_HAVE_CUDA
   if (!why) {
     coop_kg_op op;

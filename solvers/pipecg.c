@@ -3,6 +3,7 @@
  * overlapped with the preconditioner and the operator that follow it. */
 #include <math.h>
 
+#include "solvers/checkpoint.h"
 #include "solvers/krylov.h"
 
 enum { R, U, W, M, N, Z, Q, S, P, NVEC };
@@ -11,19 +12,33 @@ static int pipecg_body(coop_solve *sv, krylov_data *k, double start) {
   coop_vec *r = k->w[R], *u = k->w[U], *w = k->w[W], *m = k->w[M], *n = k->w[N];
   coop_vec *z = k->w[Z], *q = k->w[Q], *s = k->w[S], *p = k->w[P];
   coop_reduction red;
-  double v[3], gamma, delta, rr, gamma_old = 0.0, alpha_old = 1.0;
+  double v[3], gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0;
   const coop_vec *xs[3] = {r, w, r}, *ys[3] = {u, u, r};
-  COOP_CHECK(coop_op_residual(sv->A, sv->b, sv->x, r));
-  COOP_CHECK(coop_krylov_pc(k, r, u));
-  COOP_CHECK(coop_op_apply(sv->A, u, w));
-  COOP_CHECK(coop_vec_mdot_begin(&red, 0, 3, xs, ys));
-  COOP_CHECK(coop_krylov_pc(k, w, m));
-  COOP_CHECK(coop_op_apply(sv->A, m, n));
-  COOP_CHECK(coop_vec_reduce_end(&red, v));
-  gamma = v[0], delta = v[1], rr = v[2];
-  for (int64_t it = 0;; it++) {
-    const double rn = sqrt(rr);
-    if (it == 0 ? coop_krylov_start(sv, rn, start) : coop_krylov_check(sv, it, rn, start)) return 0;
+  /* the state after an iteration's check */
+  const coop_ckpt_state cs = {4, {"gamma", "delta", "gamma_old", "alpha_old"},
+                              {&gamma, &delta, &gamma_old, &alpha_old}, 10,
+                              {"x", "r", "u", "w", "m", "n", "z", "q", "s", "p"},
+                              {sv->x, r, u, w, m, n, z, q, s, p}, NULL};
+  int64_t it0 = 0;
+  int resumed, stop;
+  COOP_CHECK(coop_ckpt_resume(sv, &cs, &it0, &resumed));
+  if (!resumed) {
+    COOP_CHECK(coop_op_residual(sv->A, sv->b, sv->x, r));
+    COOP_CHECK(coop_krylov_pc(k, r, u));
+    COOP_CHECK(coop_op_apply(sv->A, u, w));
+    COOP_CHECK(coop_vec_mdot_begin(&red, 0, 3, xs, ys));
+    COOP_CHECK(coop_krylov_pc(k, w, m));
+    COOP_CHECK(coop_op_apply(sv->A, m, n));
+    COOP_CHECK(coop_vec_reduce_end(&red, v));
+    gamma = v[0], delta = v[1], rr = v[2];
+  }
+  for (int64_t it = it0;; it++) {
+    if (!resumed || it > it0) { /* a resumed run made this check before */
+      const double rn = sqrt(rr);
+      if (it == 0 ? coop_krylov_start(sv, rn, start) : coop_krylov_check(sv, it, rn, start)) return 0;
+      if (it > 0) COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
+      if (it > 0 && stop) return 0;
+    }
     if (gamma < 0.0) {
       sv->ctl.reason = COOP_DIVERGED_INDEFINITE_PC;
       return 0;

@@ -21,6 +21,8 @@
 
 #define COOP_MAX_PHASES 8
 
+struct coop_ckpt; /* solvers/checkpoint.h */
+
 typedef struct {
   /* set by the caller */
   const coop_comm *comm;
@@ -32,6 +34,7 @@ typedef struct {
   int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none */
   int64_t global_n;      /* unknowns on all ranks, for throughput */
   coop_solve_ctl ctl;    /* stopping rule in, results and history out */
+  struct coop_ckpt *ckpt; /* checkpoints and restart (solvers/checkpoint.h); NULL: none */
   /* Krylov form */
   coop_op *A;
   coop_vec *b, *x; /* x: the initial guess in, the solution out */

@@ -80,7 +80,8 @@ once "$d" '^# coopsolve resolved configuration' \
   '^backend = host +# --set$' '^file = "tiny\.h5" +# in\.ini:17$' '^xdmf = false +# --set$' \
   '^# decomposition: 2 ranks: 2 along x' \
   '^#   rank 0: 8 x 12 points from \(0, 0\)$' '^#   rank 1: 8 x 12 points from \(8, 0\)$' \
-  '^# memory on rank 0: 3 fields x 140 stored points \(ghost width 1\) x 8 bytes = 0\.003 MiB$'
+  '^# memory on rank 0: 2\.0[0-9]* MiB host at its peak \(output\), 0\.000 MiB device$' \
+  '^# memory per rank at most: 2\.0[0-9]* MiB host \(rank [01]\), 0\.000 MiB device; this node allows '
 ! grep -q 'max_iter = 7' "$d" || fail "--dry-run shows the first of two --set"
 # every key of the --help table is in the resolved configuration, and no other
 resolved "$d" | awk '/^\[/ { s = substr($1, 2, length($1) - 2) }

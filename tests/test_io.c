@@ -11,9 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coop_build.h"
 #include "core/error.h"
 #include "unit.h"
 #include "io/io.h"
+#ifdef COOP_HAVE_H5DS
+#include <hdf5_hl.h>
+#endif
 
 /* CUnit tests take no arguments: the run's rank, size and scratch directory. */
 static struct {
@@ -93,8 +97,8 @@ static void fixture_init(fixture *fx, int ndim, const int64_t *shape, const int 
   fx->u = malloc((size_t)(count ? count : 1) * sizeof *fx->u);
   fx->v = malloc((size_t)(count ? count : 1) * sizeof *fx->v);
   fill_blocks(fx);
-  fx->fields[0] = (coop_io_field){"u", fx->u, 0};
-  fx->fields[1] = (coop_io_field){"v", fx->v, 1};
+  fx->fields[0] = (coop_io_field){"u", fx->u, 0, "the field u, \xc3\xa9t\xc3\xa9 (UTF-8)"};
+  fx->fields[1] = (coop_io_field){"v", fx->v, 1, NULL};
   r->fields = fx->fields;
   r->nfields = 2;
   r->version = "0.1.0-test";
@@ -163,6 +167,20 @@ static int exists_suffix(const char *path, const char *suffix) {
   return exists(p);
 }
 
+/* 1 when a temporary of path (".NAME.XXXXXX" beside it, io/files.h) is left. */
+static int temp_left(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char dir[PATH_LEN], prefix[64];
+  int left = 0;
+  snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  snprintf(prefix, sizeof prefix, ".%.32s.", slash + 1);
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));)
+    left |= strncmp(e->d_name, prefix, strlen(prefix)) == 0 && strlen(e->d_name) == strlen(prefix) + 6;
+  if (d) closedir(d);
+  return left;
+}
+
 static void dims_2(int out[2]) {
   out[0] = out[1] = 0;
   MPI_Dims_create(ctx.size, 2, out);
@@ -170,16 +188,15 @@ static void dims_2(int out[2]) {
 
 /* ---- readers used by the checks ------------------------------------------ */
 
-/* A fixed-length string attribute, malloc'ed; NULL when absent or of another type. */
+/* A scalar variable-length UTF-8 string attribute (what h5py reads as str),
+ * malloc'ed; NULL when absent or of another type. */
 static char *get_str(hid_t obj, const char *name) {
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT), t = a >= 0 ? H5Aget_type(a) : -1;
-  char *buf = NULL;
-  if (t >= 0 && H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) == 0) {
-    buf = calloc(H5Tget_size(t) + 1, 1);
-    if (buf && H5Aread(a, t, buf) < 0) {
-      free(buf);
-      buf = NULL;
-    }
+  char *buf = NULL, *vl = NULL;
+  if (t >= 0 && H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) > 0 &&
+      H5Tget_cset(t) == H5T_CSET_UTF8 && H5Aread(a, t, &vl) >= 0 && vl) {
+    buf = strdup(vl);
+    H5free_memory(vl);
   }
   if (t >= 0) H5Tclose(t);
   if (a >= 0) H5Aclose(a);
@@ -276,6 +293,61 @@ static void check_root(hid_t f, const fixture *fx) {
   CU_ASSERT(get_num(f, "gpus", H5T_INTEGER, 4, H5T_NATIVE_INT32, &i32, 1) == 1 && i32 == fx->r.gpus);
 }
 
+static int has_text(hid_t obj, const char *name) {
+  char *s = get_str(obj, name);
+  const int ok = s && s[0];
+  if (!ok) fprintf(stderr, "attribute %s: missing, empty or not a variable-length UTF-8 string\n", name);
+  free(s);
+  return ok;
+}
+
+/* /grid/x, y (z): origin + i * spacing along each dataset axis, described. */
+static void check_coords(hid_t g, const coop_io_result *r) {
+  static const char *const name[3][3] = {{"x"}, {"y", "x"}, {"z", "y", "x"}};
+  double c[16];
+  for (int d = 0; d < r->ndim; d++) {
+    const int64_t n = r->global_shape[d];
+    int bad = 0;
+    REQUIRE(n <= 16);
+    CU_ASSERT_EQUAL(get_series(g, name[r->ndim - 1][d], H5T_FLOAT, H5T_NATIVE_DOUBLE, c, 16), n);
+    for (int64_t i = 0; i < n; i++) bad += c[i] != r->origin[d] + (double)i * r->spacing[d];
+    CU_ASSERT_EQUAL(bad, 0);
+    const hid_t ds = H5Dopen2(g, name[r->ndim - 1][d], H5P_DEFAULT);
+    CU_ASSERT(ds >= 0 && has_text(ds, "description"));
+#ifdef COOP_HAVE_H5DS
+    CU_ASSERT(ds >= 0 && H5DSis_scale(ds) > 0);
+#endif
+    if (ds >= 0) H5Dclose(ds);
+  }
+}
+
+/* What a field says about itself: description, points, coordinates (and the
+ * scales attached, with libhdf5_hl). */
+static void check_field_attrs(hid_t f, const fixture *fx, int i) {
+  const coop_io_result *r = &fx->r;
+  const coop_io_field *fl = &fx->fields[i];
+  char path[64];
+  snprintf(path, sizeof path, "fields/%s", fl->name);
+  const hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  if (fl->description) {
+    CU_ASSERT(str_is(d, "description", fl->description));
+  } else {
+    CU_ASSERT(has_text(d, "description"));
+  }
+  CU_ASSERT(has_text(d, "points"));
+  CU_ASSERT(str_is(d, "coordinates", r->ndim == 3 ? "/grid/z /grid/y /grid/x" : "/grid/y /grid/x"));
+#ifdef COOP_HAVE_H5DS
+  for (int k = 0; k < r->ndim; k++) {
+    snprintf(path, sizeof path, "grid/%c", "zyx"[3 - r->ndim + k]);
+    const hid_t s = H5Dopen2(f, path, H5P_DEFAULT);
+    CU_ASSERT(s >= 0 && H5DSis_attached(d, s, (unsigned)k) > 0);
+    if (s >= 0) H5Dclose(s);
+  }
+#endif
+  H5Dclose(d);
+}
+
 static void check_grid(hid_t f, const fixture *fx) {
   const coop_io_result *r = &fx->r;
   const hid_t g = H5Gopen2(f, "grid", H5P_DEFAULT);
@@ -294,6 +366,8 @@ static void check_grid(hid_t f, const fixture *fx) {
     CU_ASSERT_EQUAL(origin[d], r->origin[d]);
     CU_ASSERT_EQUAL(procs[d], r->proc_dims[d]);
   }
+  CU_ASSERT(has_text(g, "description"));
+  check_coords(g, r);
   H5Gclose(g);
 }
 
@@ -330,6 +404,11 @@ static void check_series(hid_t f, const fixture *fx) {
   double res[NHIST + 1], times[64];
   const int nh = (int)fx->r.hist_len;
   REQUIRE(h >= 0 && t >= 0);
+  const hid_t rd = H5Dopen2(h, "residual", H5P_DEFAULT);
+  CU_ASSERT(rd >= 0 && str_is(rd, "kind", fx->r.hist_true ? "true" : "recurrence"));
+  CU_ASSERT(rd >= 0 && str_is(rd, "norm", "2") && has_text(rd, "description"));
+  if (rd >= 0) H5Dclose(rd);
+  CU_ASSERT(has_text(h, "description") && has_text(t, "description"));
   CU_ASSERT_EQUAL(get_series(h, "iteration", H5T_INTEGER, H5T_NATIVE_INT64, it, NHIST + 1), nh);
   CU_ASSERT_EQUAL(get_series(h, "residual", H5T_FLOAT, H5T_NATIVE_DOUBLE, res, NHIST + 1), nh);
   for (int i = 0; i < nh; i++) {
@@ -358,8 +437,12 @@ static char *slurp(const char *path) {
 static void check_xmf(const fixture *fx, const char *xmf, const char *base) {
   char *text = slurp(xmf), want[512];
   REQUIRE(text != NULL);
-  CU_ASSERT(strstr(text, fx->r.ndim == 3 ? "TopologyType=\"3DCoRectMesh\"" : "TopologyType=\"2DCoRectMesh\"") != NULL);
-  CU_ASSERT(strstr(text, fx->r.ndim == 3 ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY\"") != NULL);
+  /* 2D as one z layer: VTK's readers put a 2DCoRectMesh edge-on in the YZ plane */
+  snprintf(want, sizeof want, "TopologyType=\"3DCoRectMesh\" Dimensions=\"%lld %lld %lld\"",
+           (long long)(fx->r.ndim == 3 ? fx->r.global_shape[0] : 1),
+           (long long)fx->r.global_shape[fx->r.ndim - 2], (long long)fx->r.global_shape[fx->r.ndim - 1]);
+  CU_ASSERT(strstr(text, want) != NULL);
+  CU_ASSERT(strstr(text, "GeometryType=\"ORIGIN_DXDYDZ\"") != NULL);
   snprintf(want, sizeof want, "Precision=\"8\" Format=\"HDF\">%s:/fields/u</DataItem>", base);
   CU_ASSERT(strstr(text, want) != NULL);
   snprintf(want, sizeof want, "Precision=\"4\" Format=\"HDF\">%s:/fields/v</DataItem>", base);
@@ -372,19 +455,22 @@ static void check_xmf(const fixture *fx, const char *xmf, const char *base) {
 static void check_output(const fixture *fx, const char *path, const char *xmf) {
   if (ctx.rank != 0) return;
   CU_ASSERT(exists(path));
-  CU_ASSERT(!exists_suffix(path, ".tmp"));
+  CU_ASSERT(!temp_left(path));
   check_field(fx, path, "u", 1.0);
   check_field(fx, path, "v", -1.0);
   const hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   REQUIRE(f >= 0);
   check_root(f, fx);
+  CU_ASSERT(has_text(f, "description"));
   check_grid(f, fx);
+  check_field_attrs(f, fx, 0);
+  check_field_attrs(f, fx, 1);
   check_solver(f, fx);
   check_series(f, fx);
   H5Fclose(f);
   if (xmf) {
     CU_ASSERT(exists(xmf));
-    CU_ASSERT(!exists_suffix(xmf, ".tmp"));
+    CU_ASSERT(!temp_left(xmf));
     check_xmf(fx, xmf, strrchr(path, '/') + 1);
   }
 }
@@ -438,6 +524,7 @@ static void test_write_3d(void) {
   fx.text[big] = '\0';
   fx.r.input_text = fx.text;
   fx.r.has_exact = 1;
+  fx.r.hist_true = 1;
   fx.r.error_max = 0.125;
   fx.r.error_l2 = 0.0625;
   paths_in_dir("run3d", path, xmf);
@@ -459,7 +546,8 @@ static void test_empty_block(void) {
   fixture_done(&fx);
 }
 
-/* A stale PATH.tmp and an older PATH are replaced. */
+/* An older PATH is replaced; PATH.tmp (the temporary name of old) is not
+ * touched, and a symlink there is not followed. */
 static void test_overwrite(void) {
   fixture fx;
   char path[PATH_LEN], tmp[512];
@@ -483,6 +571,13 @@ static void test_overwrite(void) {
   fx.r.iterations = 1234;
   CU_ASSERT_EQUAL(coop_io_write(path, &fx.r, 0), 0);
   check_output(&fx, path, NULL);
+  if (ctx.rank == 0) {
+    char text[8] = "";
+    FILE *f = fopen(tmp, "r");
+    CU_ASSERT(f != NULL && fgets(text, sizeof text, f) && strcmp(text, "junk") == 0);
+    if (f) fclose(f);
+    CU_ASSERT_EQUAL(unlink(tmp), 0);
+  }
   fixture_done(&fx);
 }
 
@@ -492,7 +587,8 @@ static void expect_failure(fixture *fx, const char *path, const char *xmf, int b
   const int st = coop_io_write(path, &fx->r, 1);
   const char *msg = coop_error_message();
   CU_ASSERT_NOT_EQUAL(st, 0);
-  if (ctx.rank == bad_rank || bad_rank < 0) {
+  /* the lowest rank that failed tells why; the others say another rank failed */
+  if (ctx.rank == (bad_rank < 0 ? 0 : bad_rank)) {
     CU_ASSERT(strstr(msg, own) != NULL);
   } else {
     CU_ASSERT(strstr(msg, "another rank failed while writing") != NULL);
@@ -500,9 +596,9 @@ static void expect_failure(fixture *fx, const char *path, const char *xmf, int b
   MPI_Barrier(MPI_COMM_WORLD);
   if (ctx.rank == 0) {
     CU_ASSERT(!exists(path));
-    CU_ASSERT(!exists_suffix(path, ".tmp"));
+    CU_ASSERT(!temp_left(path));
     CU_ASSERT(!exists(xmf));
-    CU_ASSERT(!exists_suffix(xmf, ".tmp"));
+    CU_ASSERT(!temp_left(xmf));
   }
   coop_error_clear();
 }
@@ -515,8 +611,8 @@ static void test_fail_no_directory(void) {
   dims_2(procs);
   fixture_init(&fx, 2, shape, procs);
   paths_in_dir("missing/out", path, xmf);
-  /* The file create fails on every rank (parallel) or on rank 0 (serial). */
-  expect_failure(&fx, path, xmf, coop_io_parallel() ? -1 : 0, "H5Fcreate");
+  /* Rank 0 cannot make the temporary names there (io/files.h). */
+  expect_failure(&fx, path, xmf, 0, "cannot create a temporary file");
   fixture_done(&fx);
 }
 
@@ -562,29 +658,28 @@ static void test_fail_disagree(void) {
   fixture_done(&fx);
 }
 
-/* The XDMF file cannot be created (a directory holds its temporary name): the
- * finished HDF5 temporary must go too. */
+/* The XDMF file cannot be written (a fault injected on rank 0): the finished
+ * HDF5 temporary must go too. */
 static void test_fail_late(void) {
   fixture fx;
-  char path[PATH_LEN], xmf[PATH_LEN], blocker[512];
+  char path[PATH_LEN], xmf[PATH_LEN];
   const int64_t shape[3] = {5, 6, 7};
   int d2[2];
   dims_2(d2);
   const int procs[3] = {1, d2[0], d2[1]};
   fixture_init(&fx, 3, shape, procs);
   paths_in_dir("late", path, xmf);
-  snprintf(blocker, sizeof blocker, "%s.tmp", xmf);
-  if (ctx.rank == 0) CU_ASSERT_EQUAL(mkdir(blocker, 0700), 0);
-  MPI_Barrier(MPI_COMM_WORLD);
+  setenv("COOP_FAULT", "xdmf:0", 1);
   const int st = coop_io_write(path, &fx.r, 1);
+  unsetenv("COOP_FAULT");
   CU_ASSERT_NOT_EQUAL(st, 0);
-  CU_ASSERT(strstr(coop_error_message(), ctx.rank == 0 ? "cannot create" : "another rank failed") != NULL);
+  CU_ASSERT(strstr(coop_error_message(), ctx.rank == 0 ? "fault injected" : "another rank failed") != NULL);
   MPI_Barrier(MPI_COMM_WORLD);
   if (ctx.rank == 0) {
-    CU_ASSERT_EQUAL(rmdir(blocker), 0);
     CU_ASSERT(!exists(path));
-    CU_ASSERT(!exists_suffix(path, ".tmp"));
+    CU_ASSERT(!temp_left(path));
     CU_ASSERT(!exists(xmf));
+    CU_ASSERT(!temp_left(xmf));
   }
   coop_error_clear();
   fixture_done(&fx);
@@ -608,9 +703,9 @@ static void test_fail_rename(void) {
   if (ctx.rank == 0) {
     struct stat sb;
     CU_ASSERT(stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
-    CU_ASSERT(!exists_suffix(path, ".tmp"));
+    CU_ASSERT(!temp_left(path));
     CU_ASSERT(!exists(xmf));
-    CU_ASSERT(!exists_suffix(xmf, ".tmp"));
+    CU_ASSERT(!temp_left(xmf));
     CU_ASSERT_EQUAL(rmdir(path), 0);
   }
   coop_error_clear();

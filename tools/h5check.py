@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
-"""Check and summarise coopsolve HDF5 output files (layout in src/io.h).
+"""Check and summarise coopsolve HDF5 output files (layout in src/io/io.h).
 
-  h5check.py layout FILE [--no-xdmf]       verify the whole layout and the XDMF file beside it
+  h5check.py layout FILE [--no-xdmf] [--require-scales]
+                                           verify the whole layout (attributes, strings,
+                                           coordinates) and the XDMF file beside it
+  h5check.py show FILE [--input]           the run's metadata: program, input, grid, solver,
+                                           history, timing, fields (--input: the input text too)
+  h5check.py compare FILE1 FILE2 [--rtol R] [--atol A] [--fields u]
+                                           exit 0 iff every field value agrees,
+                                           |a - b| <= atol + rtol max(|a|, |b|); prints the
+                                           max abs and rel difference per field
   h5check.py same FILE1 FILE2 [--fields u,error]
                                            exit 0 iff the /fields datasets are bit-identical
-  h5check.py show FILE                     short summary
+  h5check.py close FILE1 FILE2 [--rtol R]  normwise: max|a - b| / max|a| <= rtol
   h5check.py error FILE                    print error_max and error_l2 from /solver
 
 Exit status: 0 ok, 1 a check failed (with messages on stderr), 2 bad usage.
@@ -13,6 +21,7 @@ Needs h5py and numpy only.
 import argparse
 import os
 import re
+import signal
 import sys
 import xml.etree.ElementTree as ET
 
@@ -24,6 +33,7 @@ INPUT_STRINGS = ("name", "text", "resolved")
 SOLVER_STRINGS = ("solver", "backend", "mode", "precision", "reason")
 SOLVER_FLOATS = ("residual", "rel_residual", "solve_time")
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+RESIDUAL_KINDS = ("true", "recurrence")
 
 
 class Failed(Exception):
@@ -63,8 +73,11 @@ class Checker:
         dt, shape = aid.dtype, aid.shape
         want_shape = () if ndim is None else (ndim,)
         if kind == "S":
-            if dt.kind not in ("S", "O", "U") or (dt.kind == "O" and h5py.check_string_dtype(dt) is None):
-                self.fail(f"{where}: attribute {name} is {dt}, expected a string")
+            # variable-length UTF-8: h5py reads str; fixed-length strings come back as bytes
+            info = h5py.check_string_dtype(dt)
+            if info is None or info.encoding != "utf-8" or info.length is not None:
+                self.fail(f"{where}: attribute {name} is {dt} ({info}), expected a "
+                          "variable-length UTF-8 string")
                 return None
             if shape not in ((), None):
                 self.fail(f"{where}: attribute {name} has shape {shape}, expected a scalar")
@@ -83,7 +96,15 @@ class Checker:
         if name not in f or not isinstance(f[name], h5py.Group):
             self.fail(f"group /{name} missing")
             return None
+        self.described(f[name])
         return f[name]
+
+    def described(self, obj):
+        """Every group and dataset says what it is in a non-empty description."""
+        d = self.attr(obj, "description", "S", where=obj.name)
+        if d is not None and not d.strip():
+            self.fail(f"{obj.name}: empty description")
+        return d
 
     def series(self, g, name, kind):
         if name not in g or not isinstance(g[name], h5py.Dataset):
@@ -93,12 +114,14 @@ class Checker:
         if d.ndim != 1 or d.dtype.kind != kind or d.dtype.itemsize != 8:
             self.fail(f"{d.name}: {d.dtype}{d.shape}, expected 1D {kind}8")
             return None
+        self.described(d)
         return d
 
 
 def check_root(c, f):
     for name in ROOT_STRINGS:
         c.attr(f, name, "S", where="/")
+    c.described(f)
     if "program" in f.attrs and text(f.attrs["program"]) != "coopsolve":
         c.fail(f"/: program is {text(f.attrs['program'])!r}, expected 'coopsolve'")
     created = c.attr(f, "created", "S", where="/")
@@ -118,15 +141,16 @@ def check_root(c, f):
 
 
 def check_grid(c, f, ranks):
-    """Returns (shape, spacing, origin) or None."""
+    """Returns (shape, spacing, origin) or None; shape has one entry per axis,
+    (n,) for a matrix problem's vector (axes "row")."""
     g = c.group(f, "grid")
     if g is None:
         return None
     axes = c.attr(g, "axes", "S")
-    if axes not in ("zyx", "yx"):
-        c.fail(f"/grid: axes is {axes!r}, expected 'zyx' or 'yx'")
+    if axes not in ("zyx", "yx", "row"):
+        c.fail(f"/grid: axes is {axes!r}, expected 'zyx', 'yx' or 'row'")
         return None
-    n = len(axes)
+    n = 1 if axes == "row" else len(axes)
     shape = c.attr(g, "shape", "i8", n)
     spacing = c.attr(g, "spacing", "f8", n)
     origin = c.attr(g, "origin", "f8", n)
@@ -137,10 +161,28 @@ def check_grid(c, f, ranks):
         c.fail(f"/grid: decomposition {decomp.tolist()} is not {ranks} ranks")
     if shape is None or spacing is None or origin is None:
         return None
+    if axes != "row":
+        check_coords(c, g, axes, shape, spacing, origin)
     return tuple(int(s) for s in shape), spacing, origin
 
 
-def check_fields(c, f, shape):
+def check_coords(c, g, axes, shape, spacing, origin):
+    """/grid/<axis>: the points' coordinates, origin + i * spacing."""
+    for d, name in enumerate(axes):
+        if name not in g or not isinstance(g[name], h5py.Dataset):
+            c.fail(f"/grid/{name} (coordinates) missing")
+            continue
+        ds = g[name]
+        c.described(ds)
+        if ds.shape != (int(shape[d]),) or ds.dtype != np.dtype("<f8"):
+            c.fail(f"{ds.name}: {ds.dtype}{ds.shape}, expected float64 ({int(shape[d])},)")
+            continue
+        want = origin[d] + np.arange(int(shape[d])) * spacing[d]
+        if not np.allclose(ds[()], want, rtol=1e-14, atol=0):
+            c.fail(f"{ds.name}: coordinates are not origin + i * spacing")
+
+
+def check_fields(c, f, shape, require_scales=False):
     """Returns {name: dtype} of the fields."""
     g = c.group(f, "fields")
     found = {}
@@ -154,8 +196,31 @@ def check_fields(c, f, shape):
             c.fail(f"/fields/{name}: dtype {d.dtype}, expected float64 or float32")
         if shape is not None and d.shape != shape:
             c.fail(f"/fields/{name}: shape {d.shape}, /grid says {shape}")
+        c.described(d)
+        c.attr(d, "points", "S")
+        if shape is not None and len(shape) > 1:
+            check_field_coords(c, d, require_scales)
         found[name] = d.dtype
     return found
+
+
+def check_field_coords(c, d, require_scales):
+    """A grid field names its coordinates in dataset order and, with libhdf5_hl,
+    has them attached as dimension scales."""
+    axes = "zyx"[3 - d.ndim:]
+    want = " ".join(f"/grid/{a}" for a in axes)
+    coords = c.attr(d, "coordinates", "S")
+    if coords is not None and coords != want:
+        c.fail(f"{d.name}: coordinates {coords!r}, expected {want!r}")
+    if "DIMENSION_LIST" not in d.attrs:
+        if require_scales:
+            c.fail(f"{d.name}: no dimension scales attached")
+        return
+    for i, a in enumerate(axes):
+        scales = [s.name for s in d.dims[i].values()]
+        if scales != [f"/grid/{a}"] or d.dims[i].label != a:
+            c.fail(f"{d.name}: dimension {i} has scales {scales} labelled {d.dims[i].label!r}, "
+                   f"expected ['/grid/{a}'] labelled {a!r}")
 
 
 def check_solver(c, f):
@@ -184,6 +249,13 @@ def check_series(c, f, ranks):
         res = c.series(g, "residual", "f")
         if it is not None and res is not None and it.shape != res.shape:
             c.fail(f"/history: iteration has {it.shape[0]} entries, residual {res.shape[0]}")
+        if res is not None:
+            kind = c.attr(res, "kind", "S")
+            if kind is not None and kind not in RESIDUAL_KINDS:
+                c.fail(f"{res.name}: kind {kind!r}, expected one of {RESIDUAL_KINDS}")
+            norm = c.attr(res, "norm", "S")
+            if norm is not None and norm != "2":
+                c.fail(f"{res.name}: norm {norm!r}, expected '2'")
     g = c.group(f, "timing")
     if g is None:
         return
@@ -217,23 +289,27 @@ def check_xdmf(c, path, grid, fields):
         return
     if grid is None:
         return
+    # Always 3D: a 2D grid is one z layer at z = 0 (VTK's readers put a
+    # 2DCoRectMesh in the YZ plane), so it lies in the XY plane.
     shape, spacing, origin = grid
-    n = len(shape)
+    if len(shape) == 2:
+        shape = (1,) + tuple(shape)
+        origin = np.concatenate(([0.0], origin))
+        spacing = np.concatenate(([spacing[1]], spacing))
     dims = " ".join(str(s) for s in shape)
     topo, geom = ugrid.find("Topology"), ugrid.find("Geometry")
-    if topo is None or topo.get("TopologyType", "").lower() != f"{n}dcorectmesh":
-        c.fail(f"{xp}: Topology is not {n}DCoRectMesh")
+    if topo is None or topo.get("TopologyType", "").lower() != "3dcorectmesh":
+        c.fail(f"{xp}: Topology is not 3DCoRectMesh")
     elif numbers(topo.get("Dimensions", "")) != [float(s) for s in shape]:
-        c.fail(f"{xp}: Topology Dimensions {topo.get('Dimensions')!r}, /grid shape {dims!r}")
-    want_geom = "ORIGIN_DXDYDZ" if n == 3 else "ORIGIN_DXDY"
+        c.fail(f"{xp}: Topology Dimensions {topo.get('Dimensions')!r}, expected {dims!r}")
     items = geom.findall("DataItem") if geom is not None else []
-    if geom is None or geom.get("GeometryType", "").upper() != want_geom or len(items) != 2:
-        c.fail(f"{xp}: Geometry is not {want_geom} with two DataItems")
+    if geom is None or geom.get("GeometryType", "").upper() != "ORIGIN_DXDYDZ" or len(items) != 2:
+        c.fail(f"{xp}: Geometry is not ORIGIN_DXDYDZ with two DataItems")
     else:
         if not np.allclose(numbers(items[0].text or ""), origin, rtol=1e-15, atol=0):
-            c.fail(f"{xp}: Geometry origin {items[0].text!r}, /grid origin {origin.tolist()}")
+            c.fail(f"{xp}: Geometry origin {items[0].text!r}, expected {origin.tolist()} (z y x)")
         if not np.allclose(numbers(items[1].text or ""), spacing, rtol=1e-15, atol=0):
-            c.fail(f"{xp}: Geometry spacing {items[1].text!r}, /grid spacing {spacing.tolist()}")
+            c.fail(f"{xp}: Geometry spacing {items[1].text!r}, expected {spacing.tolist()} (z y x)")
     check_xdmf_attributes(c, xp, ugrid, os.path.basename(path), dims, fields)
 
 
@@ -273,10 +349,11 @@ def cmd_layout(args):
     with open_h5(args.file) as f:
         ranks = check_root(c, f)
         grid = check_grid(c, f, ranks)
-        fields = check_fields(c, f, grid[0] if grid else None)
+        fields = check_fields(c, f, grid[0] if grid else None, args.require_scales)
         check_solver(c, f)
         check_series(c, f, ranks)
-    if not args.no_xdmf:
+    vector = grid is not None and len(grid[0]) == 1  # a matrix problem's: no XDMF
+    if not args.no_xdmf and not vector:
         check_xdmf(c, args.file, grid, fields)
     for p in c.problems:
         print(f"{args.file}: {p}", file=sys.stderr)
@@ -342,29 +419,152 @@ def cmd_close(args):
     return 1 if bad else 0
 
 
+def fmt_list(v, spec=".6g"):
+    return "[" + ", ".join(format(float(x), spec) for x in v) + "]"
+
+
+def show_root(f):
+    a = f.attrs
+    get = lambda k, d="?": text(a[k]) if k in a else d
+    gpus = int(a["gpus"]) if "gpus" in a else 0
+    devices = f" ({get('devices')})" if gpus and get("devices", "") else ""
+    print(f"  program    {get('program')} {get('version')}, created {get('created')}, "
+          f"{int(a['ranks']) if 'ranks' in a else '?'} ranks, {gpus} GPUs{devices}")
+    if "input" in f:
+        n = len(text(f["input"].attrs["text"]).splitlines()) if "text" in f["input"].attrs else 0
+        print(f"  input      {text(f['input'].attrs.get('name', '?')) or '(none)'} ({n} lines)")
+
+
+def show_grid(f):
+    if "grid" not in f:
+        return
+    a = f["grid"].attrs
+    axes = text(a.get("axes", "?"))
+    shape = [int(s) for s in a.get("shape", [])]
+    decomp = " x ".join(str(int(p)) for p in a.get("decomposition", []))
+    if axes == "row":
+        print(f"  vector     {shape[0] if shape else '?'} rows over {decomp} ranks")
+        return
+    sp, org = np.asarray(a.get("spacing", [])), np.asarray(a.get("origin", []))
+    print(f"  grid       {len(shape)}D, {' x '.join(map(str, shape))} points ({axes}), decomposition {decomp}")
+    print(f"             spacing {fmt_list(sp)}, origin {fmt_list(org)} (first interior point)")
+    if len(sp) == len(shape) == len(org):
+        # dataset order is z y x; print x first
+        span = ", ".join(f"{ax} {o:.6g} .. {o + (n - 1) * h:.6g}"
+                         for ax, o, n, h in reversed(list(zip(axes, org, shape, sp))))
+        print(f"             points at {span}")
+
+
+def show_solver(f):
+    if "solver" not in f:
+        return
+    a = f["solver"].attrs
+    get = lambda k: text(a[k]) if k in a else "?"
+    num = lambda k: f"{float(a[k]):.4e}" if k in a else "?"
+    print(f"  solver     {get('solver')} ({get('backend')} backend, mode {get('mode')}, {get('precision')}): "
+          f"{get('reason')} after {int(a['iterations']) if 'iterations' in a else '?'} iterations, "
+          f"{float(a['solve_time']) if 'solve_time' in a else float('nan'):.4g} s")
+    extra = f", true {num('true_residual')}" if "true_residual" in a else ""
+    print(f"  residual   {num('residual')} (relative {num('rel_residual')}{extra})")
+    if "error_max" in a:
+        print(f"  error      max {num('error_max')}, l2 {num('error_l2')} (against the exact solution)")
+
+
+def show_history(f):
+    h = f.get("history")
+    if h is None or "iteration" not in h or "residual" not in h:
+        return
+    it, res = h["iteration"][()], h["residual"][()]
+    kind = text(h["residual"].attrs.get("kind", "?"))
+    if it.size:
+        print(f"  history    {it.size} checks, iterations {int(it[0])} .. {int(it[-1])}, "
+              f"residual ({kind}, 2-norm) {res[0]:.3e} -> {res[-1]:.3e}")
+    else:
+        print("  history    empty")
+
+
+def show_fields(f):
+    for name, d in f.get("fields", {}).items():
+        v = d[()]
+        rng = f", min {np.nanmin(v):.6g}, max {np.nanmax(v):.6g}" if v.size else ""
+        print(f"  /fields/{name} {d.dtype} {d.shape}{rng}")
+        if "description" in d.attrs:
+            print(f"             {text(d.attrs['description'])}")
+
+
 def cmd_show(args):
     with open_h5(args.file) as f:
-        def attrs(obj):
-            return ", ".join(f"{k}={text(v) if not isinstance(v, np.ndarray) or v.shape == () else v.tolist()}"
-                             for k, v in obj.attrs.items() if k != "text")
         print(f"{args.file}")
-        print(f"  /        {attrs(f)}")
-        for g in ("grid", "solver"):
-            if g in f:
-                print(f"  /{g:<7} {attrs(f[g])}")
-        if "fields" in f:
-            for name, d in f["fields"].items():
-                print(f"  /fields/{name}: {d.dtype} {d.shape}")
-        if "history" in f and "iteration" in f["history"]:
-            it = f["history"]["iteration"]
-            res = f["history"]["residual"] if "residual" in f["history"] else None
-            last = f", last {int(it[-1])}: {float(res[-1]):.3e}" if it.shape[0] and res is not None else ""
-            print(f"  /history {it.shape[0]} entries{last}")
-        if "timing" in f:
-            for name, d in f["timing"].items():
-                v = d[()]
-                print(f"  /timing/{name}: min {v.min():.4g} max {v.max():.4g} s over {v.size} ranks")
+        show_root(f)
+        show_grid(f)
+        show_solver(f)
+        show_history(f)
+        for name, d in f.get("timing", {}).items():
+            v = d[()]
+            print(f"  timing     {name}: min {v.min():.4g} s, max {v.max():.4g} s over {v.size} ranks")
+        show_fields(f)
+        inp = f["input"].attrs if "input" in f else {}
+        if "resolved" in inp:
+            print("  resolved configuration:")
+            for line in text(inp["resolved"]).splitlines():
+                print(f"    {line}")
+        if args.input and "text" in inp:
+            print("  input file:")
+            for line in text(inp["text"]).splitlines():
+                print(f"    {line}")
     return 0
+
+
+def same_grid(f1, f2):
+    """None, or why the two files' grids differ."""
+    if "grid" not in f1 or "grid" not in f2:
+        return None
+    a, b = f1["grid"].attrs, f2["grid"].attrs
+    for k in ("shape", "spacing", "origin"):
+        if k in a and k in b:
+            x, y = np.asarray(a[k]), np.asarray(b[k])
+            if x.shape != y.shape or not np.allclose(x, y, rtol=1e-12, atol=0):
+                return f"/grid {k} {x.tolist()} vs {y.tolist()}"
+    return None
+
+
+def compare_field(name, x, y, rtol, atol):
+    """Prints one line; True when every element agrees."""
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    if x.size == 0:
+        print(f"/fields/{name}: empty in both: ok")
+        return True
+    finite = np.isfinite(x) & np.isfinite(y)
+    diff = np.where(finite, np.abs(x - y), np.inf)
+    scale = np.maximum(np.abs(x), np.abs(y))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
+    worst = np.unravel_index(int(np.argmax(diff)), x.shape)
+    ok = bool(finite.all() and (diff <= atol + rtol * scale).all())
+    nan = "" if finite.all() else f", {int((~finite).sum())} non-finite"
+    print(f"/fields/{name}: max abs diff {diff.max():.3e} at {tuple(int(i) for i in worst)}, "
+          f"max rel diff {rel.max():.3e}{nan}: {'ok' if ok else 'over'} (rtol {rtol:g}, atol {atol:g})")
+    return ok
+
+
+def cmd_compare(args):
+    bad = 0
+    with open_h5(args.file1) as f1, open_h5(args.file2) as f2:
+        why = same_grid(f1, f2)
+        if why:
+            print(f"grids differ: {why}")
+            return 1
+        for name, x, y in field_pairs(args, f1, f2):
+            if x is None:
+                bad += 1
+            elif not compare_field(name, x, y, args.rtol, args.atol):
+                bad += 1
+        s1, s2 = f1.get("solver"), f2.get("solver")
+        if s1 is not None and s2 is not None:
+            for k in ("iterations", "reason"):
+                if k in s1.attrs and k in s2.attrs and text(s1.attrs[k]) != text(s2.attrs[k]):
+                    print(f"note: /solver {k} {text(s1.attrs[k])} vs {text(s2.attrs[k])}")
+    return 1 if bad else 0
 
 
 def cmd_error(args):
@@ -384,6 +584,8 @@ def main(argv=None):
     q = sub.add_parser("layout", help="verify the file's layout and its XDMF file")
     q.add_argument("file")
     q.add_argument("--no-xdmf", action="store_true", help="the file was written without XDMF")
+    q.add_argument("--require-scales", action="store_true",
+                   help="grid fields must have /grid/<axis> attached as HDF5 dimension scales")
     q = sub.add_parser("same", help="exit 0 iff the fields are bit-identical")
     q.add_argument("file1")
     q.add_argument("file2")
@@ -393,12 +595,21 @@ def main(argv=None):
     q.add_argument("file2")
     q.add_argument("--rtol", type=float, default=1e-12)
     q.add_argument("--fields", help="comma-separated field names (default: all)")
-    q = sub.add_parser("show", help="print a short summary")
+    q = sub.add_parser("compare", help="exit 0 iff every field value agrees within --rtol/--atol")
+    q.add_argument("file1")
+    q.add_argument("file2")
+    q.add_argument("--rtol", type=float, default=1e-12, help="relative tolerance (default 1e-12)")
+    q.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0)")
+    q.add_argument("--fields", help="comma-separated field names (default: all)")
+    q = sub.add_parser("show", help="print the run's metadata")
     q.add_argument("file")
+    q.add_argument("--input", action="store_true", help="print the input file's text too")
     q = sub.add_parser("error", help="print error_max and error_l2")
     q.add_argument("file")
     args = p.parse_args(argv)
-    cmds = {"layout": cmd_layout, "same": cmd_same, "close": cmd_close, "show": cmd_show, "error": cmd_error}
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # "show FILE | head" ends quietly
+    cmds = {"layout": cmd_layout, "same": cmd_same, "close": cmd_close, "compare": cmd_compare,
+            "show": cmd_show, "error": cmd_error}
     try:
         return cmds[args.cmd](args)
     except Failed as e:

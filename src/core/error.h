@@ -23,11 +23,19 @@ int coop_error_trace(int code, const char *file, int line);
 /* Record that another rank failed (this rank did not); returns code. Such an
  * error is not printed by this rank: the rank that failed says why. */
 int coop_error_remote(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append a line to the current message (a likely cause the failing call did
+ * not name); returns code unchanged. */
+int coop_error_append(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 1 when the last error was recorded by coop_error_remote. */
 int coop_error_is_remote(void);
 /* The message of the last error ("" when none). Owned by this module. */
 const char *coop_error_message(void);
 void coop_error_clear(void);
+/* Mark the process as unable to shut down cleanly (a library holds a file in a
+ * state whose collective close would hang or crash): main must end the job
+ * with MPI_Abort instead of MPI_Finalize. Never cleared. */
+void coop_error_set_fatal(void);
+int coop_error_is_fatal(void);
 
 #define COOP_ERROR(code, ...) coop_error_raise((code), __FILE__, __LINE__, __VA_ARGS__)
 

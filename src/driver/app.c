@@ -15,14 +15,18 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "driver/budget.h"
 #include "driver/cli.h"
 #include "io/config.h"
 #include "coop_build.h"
 #include "core/halo.h"
+#include "io/files.h"
 #include "io/io.h"
 #include "problem/problem.h"
 #include "driver/report.h"
+#include "solvers/checkpoint.h"
 #include "solvers/solver.h"
+#include "core/signal.h"
 
 typedef struct {
   coop_cli cli;
@@ -38,8 +42,13 @@ typedef struct {
   coop_halo halo;
   void *u, *unew, *f; /* the grid form (Jacobi) */
   coop_solve sv;
+  struct coop_ckpt ck;
+  char *ckpt_path, *fingerprint;
   double t_setup;
 } app_state;
+
+/* Exit status of a run stopped by a signal after writing a whole checkpoint. */
+#define EXIT_CHECKPOINTED 3
 
 /* Print an agreed failure once and return it: an input error by the one rank
  * coop_comm_agree left to tell it (rank 0 unless only another rank met it),
@@ -56,14 +65,14 @@ static int fail(const coop_comm *c, int local, int status) {
 /* The whole of a regular file, NUL-terminated; caller frees. */
 static int slurp(const char *path, char **text, long *len) {
   struct stat st;
-  FILE *fp = fopen(path, "rb");
-  int rc = 0;
+  int fd, rc = coop_file_open_input(path, "the input file", &fd); /* a FIFO is refused, not waited on */
+  FILE *fp = rc ? NULL : fdopen(fd, "rb");
   *text = NULL;
-  if (!fp || fstat(fileno(fp), &st) != 0)
+  if (rc) {
+  } else if (!fp || fstat(fd, &st) != 0) {
     rc = coop_error_input("%s: cannot read the input file: %s", path, strerror(errno));
-  else if (!S_ISREG(st.st_mode))
-    rc = coop_error_input("%s: cannot read the input file: not a regular file", path);
-  else if (st.st_size > INT_MAX) /* one MPI_Bcast passes it on: its count is an int */
+    if (!fp) close(fd);
+  } else if (st.st_size > INT_MAX) /* one MPI_Bcast passes it on: its count is an int */
     rc = coop_error_input("%s: cannot read the input file: %lld bytes, more than an input file "
                           "may hold (2 GiB)", path, (long long)st.st_size);
   else if (!(*text = malloc((size_t)st.st_size + 1)))
@@ -108,35 +117,136 @@ static int load_config(app_state *a, const coop_comm *c) {
   return 0;
 }
 
-/* Why path cannot take the output file, or NULL: its directory must exist and
- * be writable, and path must not name a directory. */
-static const char *output_problem(const char *path, char *dir, size_t len) {
-  struct stat st;
-  snprintf(dir, len, "%s", path);
-  const size_t n = strlen(dir);
-  if (n == 0 || dir[n - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
-    return "names a directory, not a file";
-  snprintf(dir, len, "%s", path);
-  const char *d = dirname(dir);
-  if (stat(d, &st) != 0) return "its directory does not exist";
-  if (!S_ISDIR(st.st_mode)) return "its directory is not a directory";
-  if (access(d, W_OK) != 0) return "its directory is not writable";
-  return NULL;
-}
-
-/* Checked before hours of solving, not after. */
+/* Checked before hours of solving, not after: the folder takes a file, and
+ * the path is one MPI-IO can open (io/files.h). */
 static int check_output(const coop_comm *c, const coop_config *cfg) {
   int ok = 1;
   const char *path = coop_config_str(cfg, "output.file");
-  if (c->rank == 0) {
-    char dir[4096];
-    const char *why = output_problem(path, dir, sizeof dir);
-    ok = why == NULL;
-    if (!ok) coop_error_input("output.file = %s (from %s): %s", path,
-                              coop_config_origin(cfg, "output.file"), why);
-  }
+  const int xdmf = coop_config_bool(cfg, "output.xdmf") && strcmp(coop_config_str(cfg, "problem.type"), "matrix");
+  if (c->rank == 0)
+    ok = !coop_output_check(path, c->size, xdmf, "output.file = %s (from %s)", path,
+                            coop_config_origin(cfg, "output.file"));
   COOP_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, c->world));
   return ok ? 0 : COOP_ERR_INPUT;
+}
+
+/* Before any work: every rank's memory fits its node (exit 2 when not), and
+ * the output's file system has room for the field data at least (exit 1). */
+/* output.checkpoint, with auto resolved: the output's name, .h5 -> .ckpt.h5. */
+static char *checkpoint_path(const coop_config *cfg) {
+  const char *p = coop_config_str(cfg, "output.checkpoint");
+  if (strcmp(p, "auto") != 0) return strdup(p);
+  const char *out = coop_config_str(cfg, "output.file");
+  const size_t n = strlen(out);
+  const size_t stem = n > 3 && strcmp(out + n - 3, ".h5") == 0 ? n - 3 : n;
+  char *q = malloc(stem + sizeof ".ckpt.h5");
+  if (q) {
+    memcpy(q, out, stem);
+    strcpy(q + stem, ".ckpt.h5");
+  }
+  return q;
+}
+
+/* The keys a solver state depends on, "key = value" lines: a restart must
+ * name the same problem and method (rtol, max_iter, output may change). */
+static char *fingerprint(const coop_config *cfg) {
+  static const char *const names[] = {
+      "grid.dim", "grid.nx", "grid.ny", "grid.nz", "grid.lx", "grid.ly", "grid.lz", "problem.type",
+      "problem.mode", "problem.matrix", "problem.rhs", "problem.seed", "problem.x0", "solver.name",
+      "solver.pc", "solver.precision", "solver.cg_single_reduction"};
+  size_t nk = 0, len = 1;
+  const coop_key_info *keys = coop_config_keys(&nk);
+  char *out = NULL;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass && !(out = malloc(len))) return NULL;
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+      char line[PATH_MAX + 128];
+      coop_key_type type = COOP_KEY_STRING;
+      for (size_t k = 0; k < nk; k++)
+        if (strlen(keys[k].section) + 1 + strlen(keys[k].key) == strlen(names[i]) &&
+            strncmp(names[i], keys[k].section, strlen(keys[k].section)) == 0 &&
+            strcmp(names[i] + strlen(keys[k].section) + 1, keys[k].key) == 0)
+          type = keys[k].type;
+      if (type == COOP_KEY_INT)
+        snprintf(line, sizeof line, "%s = %lld\n", names[i], (long long)coop_config_int(cfg, names[i]));
+      else if (type == COOP_KEY_REAL)
+        snprintf(line, sizeof line, "%s = %.17g\n", names[i], coop_config_real(cfg, names[i]));
+      else if (type == COOP_KEY_BOOL)
+        snprintf(line, sizeof line, "%s = %s\n", names[i], coop_config_bool(cfg, names[i]) ? "true" : "false");
+      else
+        snprintf(line, sizeof line, "%s = %s\n", names[i], coop_config_str(cfg, names[i]));
+      if (pass) memcpy(out + at, line, strlen(line));
+      at += strlen(line);
+    }
+    len = at + 1;
+    if (pass) out[at] = '\0';
+  }
+  return out;
+}
+
+/* Checkpoint and restart names: where checkpoints go can take them (before
+ * any work), and a restart file exists and belongs to this problem. */
+static int check_checkpoint(app_state *a, const coop_comm *c) {
+  int ok = 1;
+  a->ckpt_path = checkpoint_path(a->cfg);
+  a->fingerprint = fingerprint(a->cfg);
+  if (!a->ckpt_path || !a->fingerprint) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if (c->rank == 0)
+    ok = !coop_output_check(a->ckpt_path, c->size, 0, "output.checkpoint = %s (from %s)", a->ckpt_path,
+                            coop_config_origin(a->cfg, "output.checkpoint"));
+  COOP_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, c->world));
+  if (!ok) return COOP_ERR_INPUT;
+  if (strcmp(a->ckpt_path, coop_config_str(a->cfg, "output.file")) == 0)
+    return coop_error_input("output.checkpoint = %s: the same file as output.file", a->ckpt_path);
+  const char *rs = coop_config_str(a->cfg, "run.restart");
+  if (strcmp(rs, "none") == 0) return 0;
+  int64_t it;
+  double r0;
+  return coop_ckpt_check(rs, c, coop_config_str(a->cfg, "solver.name"), a->fingerprint, &it, &r0);
+}
+
+/* The checkpoint service's settings, the layout of this rank's entries, and
+ * the signal handlers. */
+static int setup_checkpoint(app_state *a, const coop_comm *c) {
+  struct coop_ckpt *ck = &a->ck;
+  const coop_linsys *ls = &a->ls;
+  memset(ck, 0, sizeof *ck);
+  ck->path = a->ckpt_path;
+  ck->every = coop_config_int(a->cfg, "output.checkpoint_every");
+  ck->seconds = 60.0 * coop_config_real(a->cfg, "output.checkpoint_minutes");
+  ck->exit_on_signal = strcmp(coop_config_str(a->cfg, "run.on_signal"), "exit") == 0;
+  ck->restart = strcmp(coop_config_str(a->cfg, "run.restart"), "none") ? coop_config_str(a->cfg, "run.restart") : NULL;
+  ck->solver = coop_config_str(a->cfg, "solver.name");
+  ck->problem = a->fingerprint;
+  ck->written_it = -1;
+  coop_ckpt_layout *L = &ck->layout;
+  if (ls->grid) { /* the box of owned points, slowest axis first */
+    const coop_decomp *d = &ls->dec;
+    L->ndim = d->ndim;
+    for (int a3 = 0; a3 < d->ndim; a3++) {
+      const int ax = d->ndim - 1 - a3;
+      L->dims[a3] = (uint64_t)d->global_n[ax];
+      L->start[a3] = (uint64_t)d->offset[ax];
+      L->count[a3] = (uint64_t)d->n[ax];
+    }
+  } else {
+    L->ndim = 1;
+    L->dims[0] = (uint64_t)ls->n_global;
+    L->start[0] = (uint64_t)ls->row_lo;
+    L->count[0] = (uint64_t)ls->n;
+  }
+  a->sv.ckpt = ck;
+  (void)c;
+  return coop_signal_install();
+}
+
+static int check_resources(app_state *a, const coop_comm *c) {
+  coop_budget_report mem;
+  COOP_CHECK(coop_budget_check(c, a->cfg, &a->ls, a->type, a->backend, &mem)); /* agreed */
+  if (c->rank) return 0;
+  const uint64_t es = a->ls.prec == COOP_FP32 ? 4 : 8;
+  return coop_output_space(coop_config_str(a->cfg, "output.file"), (uint64_t)a->ls.n_global * es);
 }
 
 /* The problem, and a solver that can run on it. */
@@ -264,6 +374,8 @@ static void teardown(app_state *a) {
   free(a->sv.ctl.hist_iter);
   free(a->sv.ctl.hist_res);
   free(a->text);
+  free(a->ckpt_path);
+  free(a->fingerprint);
 }
 
 /* Steps up to the solve; each agreed among the ranks. */
@@ -274,15 +386,20 @@ static int prepare(app_state *a, const coop_comm *c) {
   local = check_output(c, a->cfg);
   if (!local) local = setup_problem(a, c);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  local = check_checkpoint(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   local = choose_backend(a, c);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   if (a->cli.dry_run) {
     local = coop_report_dry_run(c, a->cfg, &a->ls, a->type, a->backend);
     return (st = coop_comm_agree(c, local)) ? fail(c, local, st) : 0;
   }
+  local = check_resources(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   local = setup_backend(a, c);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   local = setup_form(a, c);
+  if (!local) local = setup_checkpoint(a, c);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   local = setup_method(a);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
@@ -312,7 +429,14 @@ int coop_app_run(const coop_comm *c, int argc, char **argv) {
     a->t_setup = MPI_Wtime() - t0;
     local = a->type->solve(&a->sv, a->sdata);
     if (local) coop_comm_abort(c, local); /* ranks may be inside a halo exchange */
-    st = finish(a, c);
+    if (a->ck.signal) { /* the checkpoint is the result; the output stays as it was */
+      if (c->rank == 0)
+        printf("coopsolve: stopped by %s at iteration %lld; resume with --restart %s\n",
+               coop_signal_name(a->ck.signal), (long long)a->ck.written_it, a->ck.path);
+      st = EXIT_CHECKPOINTED;
+    } else {
+      st = finish(a, c);
+    }
   }
   teardown(a);
   free(a);

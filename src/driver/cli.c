@@ -14,6 +14,8 @@ void coop_cli_usage(FILE *out) {
         "options:\n"
         "  --set SECTION.KEY=VALUE  override a key of the input file (repeatable, later wins)\n"
         "  --output FILE            HDF5 output file (same as --set output.file=FILE)\n"
+        "  --restart FILE           go on from a checkpoint of this problem (same as\n"
+        "                           --set run.restart=FILE)\n"
         "  --backend host|cuda      where the solver runs (same as --set run.backend=...)\n"
         "  --device N               GPU index for every rank (same as --set run.device=N)\n"
         "  --dry-run                print the resolved configuration, decomposition and memory\n"
@@ -65,9 +67,9 @@ static int is_option(const char *arg, const char *name) {
 
 static int valued_option(coop_cli *cli, int argc, char **argv, int *i, char **scratch,
                          size_t *left) {
-  static const char *const names[] = {"--set", "--output", "--backend", "--device"};
-  static const char *const keys[] = {NULL, "output.file", "run.backend", "run.device"};
-  for (int o = 0; o < 4; o++) {
+  static const char *const names[] = {"--set", "--output", "--backend", "--device", "--restart"};
+  static const char *const keys[] = {NULL, "output.file", "run.backend", "run.device", "run.restart"};
+  for (int o = 0; o < 5; o++) {
     if (!is_option(argv[*i], names[o])) continue;
     const char *v = NULL;
     COOP_CHECK(option_value(argc, argv, i, names[o], &v));

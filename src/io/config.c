@@ -49,7 +49,9 @@ typedef struct {
 
 static const coop_rule rules[] = {{"grid.nz", "grid.dim", 3}, {"grid.lz", "grid.dim", 3}};
 
-enum { WHERE_LEN = 1024 }; /* "NAME:LINE" or "--set ASSIGNMENT"; longer is cut */
+/* Room for ":LINE" after a name: "where" strings are sized to their text, so a
+ * long path never cuts the line number from a message. */
+enum { LINE_ROOM = 24 };
 
 /* ---------- text helpers ---------- */
 
@@ -327,8 +329,9 @@ void coop_config_destroy(coop_config *cfg) {
 typedef struct {
   coop_config *cfg;
   int line;
-  long sec; /* current section, -1 before the first header */
-  char where[WHERE_LEN];
+  long sec;    /* current section, -1 before the first header */
+  char *where; /* "NAME:LINE", where_len bytes */
+  size_t where_len;
 } parse_state;
 
 static int parse_header(parse_state *st, char *s) {
@@ -411,32 +414,42 @@ static int parse_assignment(parse_state *st, char *s) {
 
 static int parse_line(parse_state *st, char *line) {
   char *s = trim(line);
-  snprintf(st->where, sizeof st->where, "%s:%d", st->cfg->name, st->line);
+  snprintf(st->where, st->where_len, "%s:%d", st->cfg->name, st->line);
   if (*s == '\0' || *s == '#') return 0;
   if (*s == '[') return parse_header(st, s);
   return parse_assignment(st, s);
 }
 
-int coop_config_parse(coop_config *cfg, const char *name, const char *text) {
-  parse_state st = {cfg, 0, -1, ""};
-  if (cfg->parsed)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_config_parse called twice on one config");
-  cfg->parsed = 1;
-  cfg->name = strdup(name);
-  if (!cfg->name) return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory");
+static int parse_text(parse_state *st, const char *text) {
   for (const char *p = text; *p;) {
     const char *nl = strchr(p, '\n');
     const size_t len = nl ? (size_t)(nl - p) : strlen(p);
     char *line = dup_span(p, len);
     int err;
     if (!line) return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory");
-    st.line++;
-    err = parse_line(&st, line);
+    st->line++;
+    err = parse_line(st, line);
     free(line);
     if (err) return coop_error_trace(err, __FILE__, __LINE__);
     p += len + (nl != NULL);
   }
   return 0;
+}
+
+int coop_config_parse(coop_config *cfg, const char *name, const char *text) {
+  parse_state st = {cfg, 0, -1, NULL, strlen(name) + LINE_ROOM};
+  if (cfg->parsed)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_config_parse called twice on one config");
+  cfg->parsed = 1;
+  cfg->name = strdup(name);
+  st.where = malloc(st.where_len);
+  if (!cfg->name || !st.where) {
+    free(st.where);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory");
+  }
+  const int err = parse_text(&st, text);
+  free(st.where);
+  return err;
 }
 
 /* ---------- --set ---------- */
@@ -479,13 +492,18 @@ static int set_split(coop_config *cfg, const char *where, const char *assignment
 }
 
 int coop_config_set(coop_config *cfg, const char *assignment) {
-  char where[WHERE_LEN];
-  char *copy = strdup(assignment);
+  const size_t wlen = strlen(assignment) + sizeof "--set ";
+  char *copy = strdup(assignment), *where = malloc(wlen);
   int err;
-  if (!copy) return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory");
-  snprintf(where, sizeof where, "--set %s", assignment);
+  if (!copy || !where) {
+    free(copy);
+    free(where);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory");
+  }
+  snprintf(where, wlen, "--set %s", assignment);
   err = set_split(cfg, where, assignment, copy);
   free(copy);
+  free(where);
   return err ? coop_error_trace(err, __FILE__, __LINE__) : 0;
 }
 

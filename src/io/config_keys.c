@@ -67,9 +67,20 @@ static const coop_key_info keys[] = {
     KEY_INT("run", "blocks", "0", 0, 1000000,
             "blocks of the persistent grid; 0: as many as can be resident"),
 
+    KEY_STRING("run", "restart", "none",
+               "checkpoint file to go on from (--restart); none: start afresh"),
+    KEY_CHOICE("run", "on_signal", "exit", "exit|continue",
+               "SIGTERM, SIGUSR1, SIGUSR2: write a checkpoint, then exit with status 3 or go on"),
+
     KEY_STRING("output", "file", "coopsolve.h5", "HDF5 output file"),
     KEY_BOOL("output", "xdmf", "true", "write an XDMF file beside the HDF5 file"),
     KEY_INT("output", "monitor_every", "1000", 0, 1e12, "sweeps between monitor lines; 0: none"),
+    KEY_STRING("output", "checkpoint", "auto",
+               "checkpoint file; auto: the output file's name with .h5 replaced by .ckpt.h5"),
+    KEY_INT("output", "checkpoint_every", "0", 0, 1e12,
+            "iterations between checkpoints (Jacobi: rounded up to residual checks); 0: none"),
+    KEY_REAL("output", "checkpoint_minutes", "0", 0, 1e9, 0, 0,
+             "wall minutes between checkpoints; 0: none"),
 };
 
 const coop_key_info *coop_config_keys(size_t *n) {

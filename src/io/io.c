@@ -14,9 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "coop_build.h"
 #include "core/comm.h"
 #include "core/error.h"
+#include "io/files.h"
 #include "io/xdmf.h"
+#ifdef COOP_HAVE_H5DS
+#include <hdf5_hl.h>
+#endif
 
 /* ---- error conversion --------------------------------------------------- */
 
@@ -91,53 +96,82 @@ static void h5_quiet_end(const h5_quiet *q) {
   if (q->saved) (void)H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
 }
 
-/* Every rank learns whether any rank failed. A failed rank keeps its own message. */
-static int agree(MPI_Comm comm, int st, const char *path) {
-  int any = 0;
-  const int e = MPI_Allreduce(&st, &any, 1, MPI_INT, MPI_MAX, comm);
-  if (e != MPI_SUCCESS) return st ? st : coop_error_mpi(e, "MPI_Allreduce", __FILE__, __LINE__);
-  if (st) return st;
-  if (any) return COOP_ERROR(COOP_ERR_RUNTIME, "another rank failed while writing %s", path);
-  return 0;
-}
+/* ---- agreement -------------------------------------------------------------- */
 
-/* ---- file names --------------------------------------------------------- */
-
+/* The run's ranks, the names being written, and the path for messages. */
 typedef struct {
-  char *tmp;        /* PATH.tmp */
-  char *xmf;        /* the XDMF file; NULL without XDMF */
-  char *xmf_tmp;    /* its temporary name */
-  const char *base; /* the HDF5 file's basename, inside the caller's path */
-} io_names;
+  MPI_Comm comm;
+  int rank, size;
+  const coop_outnames *nm;
+  const char *path;
+} io_ctx;
 
-static char *join(const char *a, size_t alen, const char *b) {
-  char *s = malloc(alen + strlen(b) + 1);
-  if (s) {
-    memcpy(s, a, alen);
-    strcpy(s + alen, b);
-  }
-  return s;
+/* Every rank learns whether any rank failed. The lowest rank that failed keeps
+ * its message and the others say another rank failed, so the user reads one. */
+static int agree(MPI_Comm comm, int st, const char *path) {
+  struct {
+    int st, rank;
+  } in = {st, 0}, out = {0, 0};
+  MPI_Comm_rank(comm, &in.rank);
+  const int e = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, comm);
+  if (e != MPI_SUCCESS) return st ? st : coop_error_mpi(e, "MPI_Allreduce", __FILE__, __LINE__);
+  if (!out.st || (st && out.rank == in.rank)) return out.st;
+  return coop_error_remote(out.st, "another rank failed while writing %s", path);
 }
 
-static int names_init(io_names *nm, const char *path, int xdmf) {
-  const size_t len = strlen(path);
-  const char *slash = strrchr(path, '/');
-  nm->base = slash ? slash + 1 : path;
-  nm->tmp = join(path, len, ".tmp");
-  if (xdmf) {
-    const int h5 = len > 3 && strcmp(path + len - 3, ".h5") == 0;
-    nm->xmf = join(path, h5 ? len - 3 : len, ".xmf");
-    nm->xmf_tmp = nm->xmf ? join(nm->xmf, strlen(nm->xmf), ".tmp") : NULL;
-  }
-  if (!nm->tmp || (xdmf && !nm->xmf_tmp)) return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory");
-  if (!nm->base[0]) return COOP_ERROR(COOP_ERR_RUNTIME, "output path \"%s\" names a directory", path);
-  return 0;
+/* How long a rank that failed while the file is open waits for the others:
+ * they may be inside a collective HDF5 call that waits for it in turn. */
+enum { SETTLE_WAIT_S = 5 };
+
+/* The others did not answer: remove the temporaries and end the job. */
+static void give_up(const io_ctx *io) {
+  const coop_comm c = {io->comm, io->rank, io->size, 0, 0};
+  coop_outnames_discard(io->nm);
+  coop_comm_abort(&c, COOP_ERR_RUNTIME);
 }
 
-static void names_free(io_names *nm) {
-  free(nm->tmp);
-  free(nm->xmf);
-  free(nm->xmf_tmp);
+static int wait_for(MPI_Request *req, int failed) {
+  const double end = MPI_Wtime() + SETTLE_WAIT_S;
+  const struct timespec nap = {0, 1000000};
+  int done = 0;
+  if (!failed) return MPI_Wait(req, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+  while (MPI_Test(req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done && MPI_Wtime() < end)
+    nanosleep(&nap, NULL);
+  return done;
+}
+
+/* HDF5 says only "file write failed": name a full file system as the cause. */
+static int explain(const io_ctx *io, int st) {
+  enum { LOW = 64 * 1024 };
+  const uint64_t avail = st && !coop_error_is_remote() ? coop_output_free(io->path) : UINT64_MAX;
+  if (avail < LOW)
+    coop_error_append(st, "the file system holding %s is full: %.1f KiB free (No space left on device)",
+                      io->path, (double)avail / 1024.0);
+  return st;
+}
+
+/* agree() for the steps after the create, where HDF5 may hold the file open on
+ * some ranks (open: this one does). *any_open: some rank does. A failed rank
+ * that hears nothing within SETTLE_WAIT_S ends the job itself. */
+static int settle(const io_ctx *io, int st, int open, int *any_open) {
+  int in[3] = {explain(io, st), st ? -io->rank : INT_MIN, open}, out[3] = {0, 0, 0};
+  MPI_Request req;
+  if (MPI_Iallreduce(in, out, 3, MPI_INT, MPI_MAX, io->comm, &req) != MPI_SUCCESS ||
+      !wait_for(&req, st != 0)) {
+    if (!st) coop_error_raise(COOP_ERR_RUNTIME, __FILE__, __LINE__, "MPI_Iallreduce failed");
+    give_up(io);
+  }
+  *any_open = out[2];
+  if (!out[0] || (st && -out[1] == io->rank)) return out[0];
+  return coop_error_remote(out[0], "another rank failed while writing %s", io->path);
+}
+
+/* COOP_FAULT=WHERE:RANK (core/comm.h) makes this rank fail here. */
+static int injected(const io_ctx *io, const char *where) {
+  const coop_comm c = {io->comm, io->rank, io->size, 0, 0};
+  if (!coop_fault(&c, where)) return 0;
+  return COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT=%s:%d) writing %s", where, io->rank,
+                    io->path);
 }
 
 /* ---- checks ------------------------------------------------------------- */
@@ -229,7 +263,9 @@ static int check_same(const coop_io_result *r, int size) {
     global *= r->global_shape[d];
     procs *= r->proc_dims[d];
   }
-  for (int i = 0; i < r->nfields; i++) fh = fnv(fnv(fh, r->fields[i].name), r->fields[i].is_float ? "f" : "d");
+  for (int i = 0; i < r->nfields; i++)
+    fh = fnv(fnv(fnv(fh, r->fields[i].name), r->fields[i].is_float ? "f" : "d"),
+             r->fields[i].description ? r->fields[i].description : "");
   for (int i = 0; i < r->nphases; i++) ph = fnv(ph, r->phase_names[i]);
   v[V_FIELDS] = (int64_t)(fh >> 2) ^ r->nfields; /* 62 bits, so negation below cannot overflow */
   v[V_PHASES] = (int64_t)(ph >> 2) ^ r->nphases;
@@ -255,7 +291,7 @@ static int check_same(const coop_io_result *r, int size) {
 
 enum { S_VERSION, S_DEVICES, S_INPUT_NAME, S_INPUT_TEXT, S_RESOLVED, S_SOLVER, S_BACKEND,
        S_MODE, S_PRECISION, S_REASON, S_CREATED, N_STR };
-enum { I_BYTES, I_HIST, I_ITER, I_GPUS, I_EXACT, I_BARRIERS, N_INT };
+enum { I_BYTES, I_HIST, I_ITER, I_GPUS, I_EXACT, I_BARRIERS, I_HIST_TRUE, N_INT };
 enum { D_RES, D_REL, D_TIME, D_EMAX, D_EL2, D_TRUE, D_SPACING, D_ORIGIN = D_SPACING + 3, N_DBL = D_ORIGIN + 3 };
 
 /* Rank 0's values of everything written as metadata (HDF5 needs the same bytes
@@ -271,6 +307,7 @@ typedef struct {
   double *hist_res;
   double *timing;   /* [phase][rank] */
   double *gathered; /* [rank][phase] */
+  double *coords;   /* grids: each axis's point coordinates in dataset order, back to back */
 } io_meta;
 
 static const char *or_empty(const char *s) { return s ? s : ""; }
@@ -312,6 +349,7 @@ static void meta_scalars(io_meta *m, const coop_io_result *r) {
   m->ival[I_GPUS] = r->gpus;
   m->ival[I_EXACT] = r->has_exact != 0;
   m->ival[I_BARRIERS] = r->barriers;
+  m->ival[I_HIST_TRUE] = r->hist_true != 0;
   m->dval[D_TRUE] = r->true_residual;
   m->dval[D_RES] = r->residual;
   m->dval[D_REL] = r->rel_residual;
@@ -325,16 +363,21 @@ static void meta_scalars(io_meta *m, const coop_io_result *r) {
 }
 
 /* Collective: allocate on every rank, and agree that all allocations worked. */
-static int meta_alloc(io_meta *m, MPI_Comm comm) {
+static int meta_alloc(io_meta *m, const coop_io_result *r) {
+  const MPI_Comm comm = r->comm;
   const size_t nh = (size_t)m->ival[I_HIST] + 1, nt = (size_t)m->nphases * (size_t)m->size + 1;
+  size_t nc = 1;
   int bad;
+  for (int d = 0; r->ndim > 1 && d < r->ndim; d++) nc += (size_t)r->global_shape[d];
   m->buf = malloc((size_t)m->ival[I_BYTES]);
   m->phase = calloc((size_t)m->nphases + 1, sizeof *m->phase);
   m->hist_iter = malloc(nh * sizeof *m->hist_iter);
   m->hist_res = malloc(nh * sizeof *m->hist_res);
   m->timing = malloc(nt * sizeof *m->timing);
   m->gathered = malloc(nt * sizeof *m->gathered);
-  bad = !m->buf || !m->phase || !m->hist_iter || !m->hist_res || !m->timing || !m->gathered;
+  m->coords = malloc(nc * sizeof *m->coords);
+  bad = !m->buf || !m->phase || !m->hist_iter || !m->hist_res || !m->timing || !m->gathered ||
+        !m->coords;
   COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm));
   if (bad) return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory collecting the run's metadata");
   return 0;
@@ -353,6 +396,14 @@ static void meta_unpack(io_meta *m) {
     for (int k = 0; k < m->size; k++) m->timing[p * m->size + k] = m->gathered[k * m->nphases + p];
 }
 
+/* Grid point i of dataset axis d sits at origin + i * spacing (rank 0's values). */
+static void meta_coords(io_meta *m, const coop_io_result *r) {
+  double *c = m->coords;
+  for (int d = 0; r->ndim > 1 && d < r->ndim; d++)
+    for (int64_t i = 0; i < r->global_shape[d]; i++)
+      *c++ = m->dval[D_ORIGIN + d] + (double)i * m->dval[D_SPACING + d];
+}
+
 /* Collective: rank 0's strings, scalars and history to all; every rank's times to all. */
 static int meta_build(io_meta *m, const coop_io_result *r) {
   int st = 0;
@@ -369,7 +420,7 @@ static int meta_build(io_meta *m, const coop_io_result *r) {
     st = COOP_ERROR(COOP_ERR_RUNTIME, "run metadata too large or out of memory on rank 0");
     goto done;
   }
-  TRY(meta_alloc(m, comm));
+  TRY(meta_alloc(m, r));
   if (m->rank == 0) {
     memcpy(m->buf, packed, (size_t)m->ival[I_BYTES]);
     if (r->hist_len > 0) {
@@ -383,6 +434,7 @@ static int meta_build(io_meta *m, const coop_io_result *r) {
   MPI_TRY(MPI_Allgather(r->nphases ? r->phase_times : m->gathered, r->nphases, MPI_DOUBLE,
                         m->gathered, r->nphases, MPI_DOUBLE, comm));
   meta_unpack(m);
+  meta_coords(m, r);
 done:
   free(packed);
   return st;
@@ -395,22 +447,22 @@ static void meta_free(io_meta *m) {
   free(m->hist_res);
   free(m->timing);
   free(m->gathered);
+  free(m->coords);
 }
 
 /* ---- HDF5 writers --------------------------------------------------------- */
 
-/* Scalar fixed-length, NUL-terminated UTF-8 string: h5py reads it as bytes,
- * h5dump prints it as text. */
+/* Scalar variable-length UTF-8 string: h5py reads it as str (a fixed-length
+ * string comes back as bytes), h5dump prints it as text. */
 static int attr_str(hid_t obj, const char *name, const char *value) {
   int st = 0;
   hid_t type = -1, space = -1, attr = -1;
   H5_ID(type, H5Tcopy(H5T_C_S1));
-  H5_TRY(H5Tset_size(type, strlen(value) + 1));
-  H5_TRY(H5Tset_strpad(type, H5T_STR_NULLTERM));
+  H5_TRY(H5Tset_size(type, H5T_VARIABLE));
   H5_TRY(H5Tset_cset(type, H5T_CSET_UTF8));
   H5_ID(space, H5Screate(H5S_SCALAR));
   H5_ID(attr, H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
-  H5_TRY(H5Awrite(attr, type, value));
+  H5_TRY(H5Awrite(attr, type, &value));
 done:
   H5_CLOSE(attr, H5Aclose);
   H5_CLOSE(space, H5Sclose);
@@ -443,8 +495,9 @@ typedef struct {
   int writer;
 } io_xfer;
 
+/* A 1D dataset of n values with its description (and units, when not NULL). */
 static int small_dataset(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *data,
-                         hsize_t n, const io_xfer *x, const char *units) {
+                         hsize_t n, const io_xfer *x, const char *units, const char *desc) {
   int st = 0;
   hid_t space = -1, mspace = -1, dcpl = -1, dset = -1;
   H5_ID(space, H5Screate_simple(1, &n, NULL));
@@ -458,6 +511,7 @@ static int small_dataset(hid_t loc, const char *name, hid_t ftype, hid_t mtype, 
     H5_TRY(H5Dwrite(dset, mtype, mspace, space, x->dxpl, data));
   }
   if (units) TRY(attr_str(dset, "units", units));
+  TRY(attr_str(dset, "description", desc));
 done:
   H5_CLOSE(dset, H5Dclose);
   H5_CLOSE(dcpl, H5Pclose);
@@ -486,6 +540,11 @@ static int write_root(hid_t fid, const io_meta *m) {
   COOP_CHECK(attr_num(fid, "ranks", H5T_STD_I32LE, H5T_NATIVE_INT32, &ranks, 0));
   COOP_CHECK(attr_num(fid, "gpus", H5T_STD_I32LE, H5T_NATIVE_INT32, &gpus, 0));
   COOP_CHECK(attr_str(fid, "devices", m->str[S_DEVICES]));
+  COOP_CHECK(attr_str(fid, "description",
+                      "output of one coopsolve run: /input (the input), /grid (where the points "
+                      "are), /fields (the solution), /solver (how the solve ended), /history "
+                      "(residual per check), /timing (seconds per phase and rank); every group "
+                      "and dataset has a description"));
   return 0;
 }
 
@@ -496,15 +555,52 @@ static int write_input(hid_t fid, const io_meta *m) {
   TRY(attr_str(g, "name", m->str[S_INPUT_NAME]));
   TRY(attr_str(g, "text", m->str[S_INPUT_TEXT]));
   TRY(attr_str(g, "resolved", m->str[S_RESOLVED]));
+  TRY(attr_str(g, "description", "the run's input: name = the input file as given, text = its "
+                                 "contents, resolved = every key's value and where it came from"));
 done:
   H5_CLOSE(g, H5Gclose);
   return st;
 }
 
-static int write_grid(hid_t fid, const coop_io_result *r, const io_meta *m) {
+/* Name of dataset axis d of an ndim-D grid ("x" is the last, fastest one). */
+static const char *axis_name(int ndim, int d) { return &"x\0y\0z"[2 * (ndim - 1 - d)]; }
+
+/* /grid/<axis>: the coordinates of the points along dataset axis d, made a
+ * dimension scale where libhdf5_hl is linked. Collective like small_dataset. */
+static int write_coords(hid_t g, const coop_io_result *r, const double *c, int d, const io_xfer *x) {
+  int st = 0;
+  hid_t dset = -1;
+  const char *name = axis_name(r->ndim, d);
+  char desc[200];
+  snprintf(desc, sizeof desc, "%s coordinate of the stored points along dimension %d of the /fields "
+           "datasets: origin + i * spacing (/grid attributes), i = 0 .. %lld", name, d,
+           (long long)r->global_shape[d] - 1);
+  TRY(small_dataset(g, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, c, (hsize_t)r->global_shape[d], x,
+                    NULL, desc));
+#ifdef COOP_HAVE_H5DS
+  H5_ID(dset, H5Dopen2(g, name, H5P_DEFAULT));
+  H5_TRY(H5DSset_scale(dset, name));
+#endif
+done:
+  H5_CLOSE(dset, H5Dclose);
+  return st;
+}
+
+static const char grid_desc[] =
+    "the grid of /fields: shape = points per axis, spacing = distance between neighbouring points, "
+    "origin = coordinates of the first stored point, decomposition = ranks per axis; arrays in "
+    "dataset order (slowest axis first, named by axes). Only interior points are stored: the first "
+    "sits one spacing in from the Dirichlet boundary (origin = spacing = L/(n+1) on the box [0, L]), "
+    "the last at L - spacing. Datasets x, y (and z) hold the coordinates of the points";
+static const char vector_desc[] =
+    "layout of the matrix problem's vector: shape = rows, decomposition = ranks (contiguous blocks of "
+    "rows); spacing 1 and origin 0 (no geometry)";
+
+static int write_grid(hid_t fid, const coop_io_result *r, const io_meta *m, const io_xfer *x) {
   int st = 0;
   hid_t g = -1;
   const hsize_t n = (hsize_t)r->ndim;
+  const double *c = m->coords;
   int32_t procs[3];
   for (int d = 0; d < r->ndim; d++) procs[d] = r->proc_dims[d];
   TRY(group_create(fid, "grid", &g));
@@ -513,10 +609,22 @@ static int write_grid(hid_t fid, const coop_io_result *r, const io_meta *m) {
   TRY(attr_num(g, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_SPACING], n));
   TRY(attr_num(g, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_ORIGIN], n));
   TRY(attr_num(g, "decomposition", H5T_STD_I32LE, H5T_NATIVE_INT32, procs, n));
+  TRY(attr_str(g, "description", r->ndim > 1 ? grid_desc : vector_desc));
+  /* a vector's "coordinates" would be 0 .. n-1: as large as the field, and no news */
+  for (int d = 0; r->ndim > 1 && d < r->ndim; c += r->global_shape[d], d++)
+    TRY(write_coords(g, r, c, d, x));
 done:
   H5_CLOSE(g, H5Gclose);
   return st;
 }
+
+static const char solver_desc[] =
+    "summary of the solve: reason it stopped, iterations done; residual = the last /history "
+    "residual (the same norm, see its kind), rel_residual = residual / the first (initial) one; "
+    "true_residual = ||b - A x||_2 recomputed from the solution after the solve (Krylov methods); "
+    "error_max and error_l2 = max norm and discrete L2 norm (sqrt(h^d sum e^2) on a grid) of the "
+    "error against the exact solution, when known; solve_time = seconds on rank 0; "
+    "barriers_per_iteration = grid-wide barriers per iteration of a persistent kernel, else 0";
 
 static int write_solver(hid_t fid, const io_meta *m) {
   static const char *const names[] = {"solver", "backend", "mode", "precision", "reason"};
@@ -535,8 +643,29 @@ static int write_solver(hid_t fid, const io_meta *m) {
     TRY(attr_f64(g, "error_max", m->dval[D_EMAX]));
     TRY(attr_f64(g, "error_l2", m->dval[D_EL2]));
   }
+  TRY(attr_str(g, "description", solver_desc));
 done:
   H5_CLOSE(g, H5Gclose);
+  return st;
+}
+
+static const char hist_true_desc[] =
+    "||b - A x||_2 of the iterate x, recomputed at each check over all unknowns (the true "
+    "residual; absolute, unpreconditioned)";
+static const char hist_rec_desc[] =
+    "2-norm of the residual vector the method updates by its recurrence (absolute, "
+    "unpreconditioned; not recomputed from x, so rounding may make it drift from ||b - A x||_2, "
+    "which /solver true_residual gives after the solve)";
+
+/* Machine-readable: kind "true" or "recurrence", norm "2". */
+static int residual_kind(hid_t h, int true_res) {
+  int st = 0;
+  hid_t d = -1;
+  H5_ID(d, H5Dopen2(h, "residual", H5P_DEFAULT));
+  TRY(attr_str(d, "kind", true_res ? "true" : "recurrence"));
+  TRY(attr_str(d, "norm", "2"));
+done:
+  H5_CLOSE(d, H5Dclose);
   return st;
 }
 
@@ -544,13 +673,23 @@ static int write_series(hid_t fid, const io_meta *m, const io_xfer *x) {
   int st = 0;
   hid_t h = -1, t = -1;
   const hsize_t nh = (hsize_t)m->ival[I_HIST];
+  const int true_res = m->ival[I_HIST_TRUE] != 0;
   TRY(group_create(fid, "history", &h));
-  TRY(small_dataset(h, "iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, m->hist_iter, nh, x, NULL));
-  TRY(small_dataset(h, "residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->hist_res, nh, x, NULL));
+  TRY(attr_str(h, "description", "the residual checks of the solve, in order: residual[k] was "
+                                 "measured after iteration[k] iterations"));
+  TRY(small_dataset(h, "iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, m->hist_iter, nh, x, NULL,
+                    "iterations completed when the residual was checked (0: the initial guess)"));
+  TRY(small_dataset(h, "residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->hist_res, nh, x, NULL,
+                    true_res ? hist_true_desc : hist_rec_desc));
+  TRY(residual_kind(h, true_res));
   TRY(group_create(fid, "timing", &t));
+  TRY(attr_str(t, "description", "wall-clock seconds per phase of the run: one dataset per phase, "
+                                 "one value per rank (index = MPI rank)"));
   for (int p = 0; p < m->nphases; p++)
     TRY(small_dataset(t, m->phase[p], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->timing[p * m->size],
-                      (hsize_t)m->size, x, "s"));
+                      (hsize_t)m->size, x, "s",
+                      "seconds this rank spent in the phase the dataset is named for, one value "
+                      "per rank (index = MPI rank)"));
 done:
   H5_CLOSE(t, H5Gclose);
   H5_CLOSE(h, H5Gclose);
@@ -560,7 +699,7 @@ done:
 static int write_meta(hid_t fid, const coop_io_result *r, const io_meta *m, const io_xfer *x) {
   COOP_CHECK(write_root(fid, m));
   COOP_CHECK(write_input(fid, m));
-  COOP_CHECK(write_grid(fid, r, m));
+  COOP_CHECK(write_grid(fid, r, m, x));
   COOP_CHECK(write_solver(fid, m));
   COOP_CHECK(write_series(fid, m, x));
   return 0;
@@ -585,7 +724,47 @@ static void chunk_dims(const coop_io_result *r, size_t elsize, hsize_t c[3]) {
   }
 }
 
-static int create_field(hid_t g, hid_t space, const coop_io_result *r, const coop_io_field *f) {
+static const char grid_points[] =
+    "interior grid points only (the Dirichlet boundary values are not stored): element [k, j, i] "
+    "(dataset order, x fastest) sits at origin + [k, j, i] * spacing of /grid; origin is the first "
+    "interior point, one spacing in from the boundary";
+static const char vector_points[] = "the vector's rows in the matrix's row order (row i at index i)";
+
+/* Attach /grid/<axis> to each dimension: as a dimension scale where libhdf5_hl
+ * is linked, and by name ("coordinates", dataset order) either way. */
+static int attach_coords(hid_t fid, hid_t dset, const coop_io_result *r) {
+  int st = 0;
+  hid_t scale = -1;
+  char names[32] = "", path[8];
+  for (int d = 0; d < r->ndim; d++) {
+    snprintf(path, sizeof path, "grid/%s", axis_name(r->ndim, d));
+    snprintf(names + strlen(names), sizeof names - strlen(names), "%s/%s", d ? " " : "", path);
+#ifdef COOP_HAVE_H5DS
+    H5_ID(scale, H5Dopen2(fid, path, H5P_DEFAULT));
+    H5_TRY(H5DSattach_scale(dset, scale, (unsigned)d));
+    H5_TRY(H5DSset_label(dset, (unsigned)d, axis_name(r->ndim, d)));
+    H5_CLOSE(scale, H5Dclose);
+    scale = -1;
+    if (st) goto done;
+#else
+    (void)fid;
+#endif
+  }
+  TRY(attr_str(dset, "coordinates", names));
+done:
+  H5_CLOSE(scale, H5Dclose);
+  return st;
+}
+
+static int describe_field(hid_t fid, hid_t dset, const coop_io_result *r, const coop_io_field *f) {
+  COOP_CHECK(attr_str(dset, "description", f->description ? f->description : "a field of the run"));
+  COOP_CHECK(attr_str(dset, "points", r->ndim > 1 ? grid_points : vector_points));
+  if (r->ndim > 1) COOP_CHECK(attach_coords(fid, dset, r));
+  return 0;
+}
+
+static int create_field(hid_t fid, hid_t g, hid_t space, const coop_io_result *r,
+                        const coop_io_field *f) {
   int st = 0;
   hid_t dcpl = -1, dset = -1;
   hsize_t chunk[3] = {0, 0, 0};
@@ -599,6 +778,7 @@ static int create_field(hid_t g, hid_t space, const coop_io_result *r, const coo
   H5_TRY(H5Pset_obj_track_times(dcpl, 0));
   H5_ID(dset, H5Dcreate2(g, f->name, f->is_float ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, space,
                          H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  TRY(describe_field(fid, dset, r, f));
 done:
   H5_CLOSE(dset, H5Dclose);
   H5_CLOSE(dcpl, H5Pclose);
@@ -612,7 +792,9 @@ static int create_fields(hid_t fid, const coop_io_result *r) {
   for (int d = 0; d < r->ndim; d++) dims[d] = (hsize_t)r->global_shape[d];
   TRY(group_create(fid, "fields", &g));
   H5_ID(space, H5Screate_simple(r->ndim, dims, NULL));
-  for (int i = 0; i < r->nfields; i++) TRY(create_field(g, space, r, &r->fields[i]));
+  TRY(attr_str(g, "description", "the solution (and other fields) on all points, global shape; "
+                                 "each dataset says what it is and which points it holds"));
+  for (int i = 0; i < r->nfields; i++) TRY(create_field(fid, g, space, r, &r->fields[i]));
 done:
   H5_CLOSE(space, H5Sclose);
   H5_CLOSE(g, H5Gclose);
@@ -689,19 +871,24 @@ done:
   return st;
 }
 
-/* Create (or open for writing) the temporary file; the message names it. */
+/* Create (or open for writing) the temporary file; the message names it. The
+ * create is exclusive: it fails rather than follow or reuse whatever someone
+ * planted under the temporary name (coop_outnames_create). */
 static int open_file(const char *tmp, int create, hid_t fapl, hid_t *fid) {
   int st = 0;
   hid_t fcpl = -1;
-  char call[600];
+  *fid = -1;
   if (create) {
     H5_ID(fcpl, H5Pcreate(H5P_FILE_CREATE));
     H5_TRY(H5Pset_obj_track_times(fcpl, 0)); /* for the root group */
   }
-  *fid = create ? H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl) : H5Fopen(tmp, H5F_ACC_RDWR, fapl);
+  *fid = create ? H5Fcreate(tmp, H5F_ACC_EXCL, fcpl, fapl) : H5Fopen(tmp, H5F_ACC_RDWR, fapl);
   if (*fid < 0) {
-    snprintf(call, sizeof call, "%s(\"%s\")", create ? "H5Fcreate" : "H5Fopen", tmp);
-    st = h5_fail(__FILE__, __LINE__, call);
+    const char *fn = create ? "H5Fcreate" : "H5Fopen";
+    char *call = malloc(strlen(fn) + strlen(tmp) + 5);
+    if (call) sprintf(call, "%s(\"%s\")", fn, tmp);
+    st = h5_fail(__FILE__, __LINE__, call ? call : fn);
+    free(call);
   }
 done:
   H5_CLOSE(fcpl, H5Pclose);
@@ -710,27 +897,47 @@ done:
 
 #ifdef H5_HAVE_PARALLEL
 /* All ranks create the file; metadata and dataset creation are collective calls
- * with identical arguments; blocks go in one collective write per field. */
-static int write_file(const char *tmp, const char *path, const coop_io_result *r, const io_meta *m) {
-  int st = 0;
+ * with identical arguments; blocks go in one collective write per field. Once
+ * the file is open a failure cannot be undone collectively (H5Fclose after a
+ * failed write hangs in HDF5's metadata flush): the ranks agree, rank 0
+ * removes the temporaries, and the job ends with MPI_Abort. */
+static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *m) {
+  int st = 0, open = 0;
   hid_t fapl = -1, dxpl = -1, fid = -1;
   st = make_fapl(r->comm, &fapl);
   if (!st && (dxpl = H5Pcreate(H5P_DATASET_XFER)) < 0) st = h5_fail(__FILE__, __LINE__, "H5Pcreate");
   if (!st && H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0)
     st = h5_fail(__FILE__, __LINE__, "H5Pset_dxpl_mpio");
-  if (!st) st = open_file(tmp, 1, fapl, &fid);
-  st = agree(r->comm, st, path);
+  if (!st) st = open_file(io->nm->tmp, 1, fapl, &fid);
+  st = settle(io, st, fid >= 0, &open);
   const io_xfer x = {dxpl, m->rank == 0};
-  if (!st) st = agree(r->comm, write_meta(fid, r, m, &x), path);
-  if (!st) st = agree(r->comm, create_fields(fid, r), path);
-  if (!st) st = agree(r->comm, write_blocks(fid, r, dxpl), path);
-  H5_CLOSE(fid, H5Fclose); /* collective: every rank that opened it closes it */
-  st = agree(r->comm, st, path);
+  if (!st) st = settle(io, write_meta(fid, r, m, &x), 1, &open);
+  if (!st) st = settle(io, create_fields(fid, r), 1, &open);
+  if (!st) {
+    int local = injected(io, "write");
+    if (!local) local = write_blocks(fid, r, dxpl);
+    st = settle(io, local, 1, &open);
+  }
+  if (!st) { /* collective: every rank that opened it closes it */
+    const int closed = H5Fclose(fid) >= 0;
+    st = settle(io, closed ? 0 : h5_fail(__FILE__, __LINE__, "H5Fclose"), !closed, &open);
+  }
+  if (st && open)
+    coop_error_set_fatal(); /* fid stays open: closing it would hang */
   H5_CLOSE(dxpl, H5Pclose);
   H5_CLOSE(fapl, H5Pclose);
   return st;
 }
 #else
+/* A file that failed to close is still open in HDF5, which would close it
+ * again at exit (a collective flush that hangs or crashes): the job must end
+ * with MPI_Abort (see coop_error_set_fatal). */
+static int close_file(int st, hid_t fid) {
+  if (fid < 0 || H5Fclose(fid) >= 0) return st;
+  coop_error_set_fatal();
+  return st ? st : h5_fail(__FILE__, __LINE__, "H5Fclose");
+}
+
 /* Rank 0 creates the file with all metadata and empty datasets. */
 static int serial_create(const char *tmp, const coop_io_result *r, const io_meta *m) {
   int st = 0;
@@ -741,32 +948,33 @@ static int serial_create(const char *tmp, const coop_io_result *r, const io_meta
   TRY(write_meta(fid, r, m, &x));
   TRY(create_fields(fid, r));
 done:
-  H5_CLOSE(fid, H5Fclose);
+  st = close_file(st, fid);
   H5_CLOSE(fapl, H5Pclose);
   return st;
 }
 
-static int serial_blocks(const char *tmp, const coop_io_result *r) {
+static int serial_blocks(const io_ctx *io, const coop_io_result *r) {
   int st = 0;
   hid_t fapl = -1, fid = -1;
+  TRY(injected(io, "write"));
   TRY(make_fapl(r->comm, &fapl));
-  TRY(open_file(tmp, 0, fapl, &fid));
+  TRY(open_file(io->nm->tmp, 0, fapl, &fid));
   TRY(write_blocks(fid, r, H5P_DEFAULT));
 done:
-  H5_CLOSE(fid, H5Fclose);
+  st = close_file(st, fid);
   H5_CLOSE(fapl, H5Pclose);
   return st;
 }
 
 /* Serial HDF5: then the ranks in turn open the file, write their blocks and close
  * it; each turn ends with all ranks agreeing, which also passes the turn on. */
-static int write_file(const char *tmp, const char *path, const coop_io_result *r, const io_meta *m) {
+static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *m) {
   int st = 0;
-  if (m->rank == 0) st = serial_create(tmp, r, m);
-  st = agree(r->comm, st, path);
+  if (m->rank == 0) st = serial_create(io->nm->tmp, r, m);
+  st = agree(r->comm, st, io->path);
   for (int turn = 0; turn < m->size && !st; turn++) {
-    if (m->rank == turn) st = serial_blocks(tmp, r);
-    st = agree(r->comm, st, path);
+    if (m->rank == turn) st = serial_blocks(io, r);
+    st = agree(r->comm, st, io->path);
   }
   return st;
 }
@@ -774,55 +982,56 @@ static int write_file(const char *tmp, const char *path, const coop_io_result *r
 
 /* ---- the public functions ------------------------------------------------- */
 
-/* Rank 0 moves the finished files to their real names; collective. */
-static int publish(const io_names *nm, const char *path, MPI_Comm comm, int rank) {
-  int st = 0;
-  if (rank == 0) {
-    if (rename(nm->tmp, path) != 0) {
-      st = COOP_ERROR(COOP_ERR_RUNTIME, "cannot rename %s to %s: %s", nm->tmp, path, strerror(errno));
-    } else if (nm->xmf && rename(nm->xmf_tmp, nm->xmf) != 0) {
-      st = COOP_ERROR(COOP_ERR_RUNTIME, "cannot rename %s to %s: %s", nm->xmf_tmp, nm->xmf,
-                      strerror(errno));
-      unlink(path); /* half a pair is no output */
-    }
-  }
-  return agree(comm, st, path);
+/* Bytes of field data in the file: less than the file, so a file system with
+ * less free cannot take it, found before HDF5 starts. */
+static uint64_t data_bytes(const coop_io_result *r) {
+  uint64_t points = 1, total = 0;
+  for (int d = 0; d < r->ndim && d < 3; d++) points *= (uint64_t)(r->global_shape[d] > 0 ? r->global_shape[d] : 0);
+  for (int i = 0; i < r->nfields; i++) total += points * (r->fields[i].is_float ? 4 : 8);
+  return total;
 }
 
-/* unlink, not remove: never delete a directory that happens to have the name. */
-static void discard(const io_names *nm) {
-  if (nm->tmp) unlink(nm->tmp);
-  if (nm->xmf_tmp) unlink(nm->xmf_tmp);
+/* The XDMF file by rank 0, then the renames; collective. */
+static int finish(const io_ctx *io, const coop_io_result *r, int xdmf) {
+  int st = 0;
+  if (xdmf && io->rank == 0 && !(st = injected(io, "xdmf")))
+    st = coop_xdmf_write(io->nm->xmf_tmp, io->nm->base, r);
+  if ((st = agree(io->comm, st, io->path))) {
+    if (io->rank == 0) coop_outnames_discard(io->nm);
+    return st;
+  }
+  if (io->rank == 0) st = coop_outnames_publish(io->nm, io->path);
+  return agree(io->comm, st, io->path);
 }
 
 int coop_io_write(const char *path, const coop_io_result *r, int xdmf) {
-  io_names nm = {0};
+  coop_outnames nm;
   io_meta m;
   h5_quiet q;
-  int st;
+  int st, named = 0;
   if (!path || !r || r->comm == MPI_COMM_NULL)
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_io_write: no path, result or communicator");
   memset(&m, 0, sizeof m);
+  memset(&nm, 0, sizeof nm);
   COOP_MPI(MPI_Comm_rank(r->comm, &m.rank));
   COOP_MPI(MPI_Comm_size(r->comm, &m.size));
-  st = names_init(&nm, path, xdmf);
-  if (!st) st = check_local(r, m.rank);
+  const io_ctx io = {r->comm, m.rank, m.size, &nm, path};
+  st = check_local(r, m.rank);
+  if (!st && m.rank == 0 && r->ndim >= 1 && r->ndim <= 3) st = coop_output_space(path, data_bytes(r));
   st = agree(r->comm, st, path);
-  if (!st) st = check_same(r, m.size);
+  if (!st) st = agree(r->comm, check_same(r, m.size), path); /* the same verdict everywhere: told once */
+  if (!st) st = coop_outnames_create(&nm, r->comm, path, xdmf);
+  named = !st;
   if (!st) st = meta_build(&m, r);
   if (!st) {
     h5_quiet_begin(&q);
-    st = write_file(nm.tmp, path, r, &m);
+    st = write_file(&io, r, &m);
     h5_quiet_end(&q);
   }
-  if (!st && xdmf) {
-    if (m.rank == 0) st = coop_xdmf_write(nm.xmf_tmp, nm.base, r);
-    st = agree(r->comm, st, path);
-  }
-  if (!st) st = publish(&nm, path, r->comm, m.rank);
-  if (st && m.rank == 0) discard(&nm);
+  if (!st) st = finish(&io, r, xdmf); /* a failed rename has removed what it did not rename */
+  else if (named && m.rank == 0) coop_outnames_discard(&nm);
   meta_free(&m);
-  names_free(&nm);
+  coop_outnames_free(&nm);
   return st ? coop_error_trace(st, __FILE__, __LINE__) : 0;
 }
 

@@ -1,17 +1,27 @@
 /* HDF5 output of one run, in the DESIGN.md layout:
  *   /            attrs program, version, created, ranks, gpus, devices
  *   /input       attrs name, text, resolved
- *   /grid        attrs axes, shape, spacing, origin, decomposition
- *   /fields/<n>  global field, chunked, float64 or float32
+ *   /grid        attrs axes, shape, spacing, origin, decomposition, description;
+ *                grids: datasets z, y, x, the points' coordinates, dimension
+ *                scales of the fields (with libhdf5_hl) and named by their
+ *                "coordinates" attribute either way
+ *   /fields/<n>  global field, chunked, float64 or float32; attrs description,
+ *                points (which points it holds), coordinates (grids)
  *   /solver      attrs solver, mode, backend, iterations, reason, residual,
  *                true_residual (Krylov methods), barriers_per_iteration, ...
- *   /history     datasets iteration (int64), residual (float64)
+ *   /history     datasets iteration (int64), residual (float64); attrs say
+ *                which norm (kind "true" or "recurrence")
  *   /timing      one float64 dataset per phase, one value per rank
- * Arrays in /grid use dataset order (slowest axis first), named by axes.
+ * Every group and dataset carries a "description"; strings are scalar
+ * variable-length UTF-8 (h5py reads str), except the dimension-scale
+ * attributes the HDF5 specification fixes (CLASS, NAME, REFERENCE_LIST,
+ * DIMENSION_LIST). Arrays in /grid use dataset order (slowest axis first),
+ * named by axes.
  * Written by all ranks together (parallel HDF5, collective hyperslab writes) or
  * by the ranks in turn on serial HDF5; the same content either way. The file is
- * written as PATH.tmp and renamed when complete, and an XDMF 3 file (see
- * coop_io_write) is written beside it the same way. */
+ * written under a fresh hidden name beside it (io/files.h) and renamed when
+ * complete, and an XDMF 3 file (see coop_io_write) is written beside it the
+ * same way. */
 #ifndef COOP_IO_H
 #define COOP_IO_H
 
@@ -23,6 +33,8 @@ typedef struct {
   const char *name; /* dataset name under /fields */
   const void *data; /* this rank's owned block, contiguous, dataset order, no ghosts */
   int is_float;     /* 1: float32 elements, 0: float64 */
+  const char *description; /* what the field is, one line, the same on all ranks;
+                              the dataset's "description" (NULL: a generic one) */
 } coop_io_field;
 
 typedef struct {
@@ -56,6 +68,8 @@ typedef struct {
   const int64_t *hist_iter;
   const double *hist_res;
   size_t hist_len;
+  int hist_true; /* 1: each entry is ||b - A x||_2 computed from the iterate (Jacobi);
+                    0: the 2-norm of the method's recurrence residual (Krylov) */
 
   /* per-phase times of this rank, seconds; gathered into /timing */
   const char *const *phase_names;
@@ -67,8 +81,14 @@ typedef struct {
 } coop_io_result;
 
 /* Write the run's file at path (and path minus ".h5" plus ".xmf", or path.xmf
- * when path does not end in ".h5", if xdmf). Collective. On failure no file is
- * left under either real name. */
+ * when path does not end in ".h5", if xdmf). Collective. On failure the real
+ * names keep what they held (only a failed rename of the XDMF file, after the
+ * HDF5 file's, leaves the new HDF5 file) and no temporary is left; the lowest
+ * failing rank keeps its message, the others get a remote one. A failure while
+ * HDF5 holds the file open cannot be closed collectively: then every rank
+ * returns with coop_error_is_fatal() set and the job must end by MPI_Abort,
+ * and a rank that failed alone (the others stuck in a collective write for 5
+ * s) ends the job itself. COOP_FAULT=write:R or xdmf:0 injects a failure. */
 int coop_io_write(const char *path, const coop_io_result *r, int xdmf);
 
 /* 1 when this build writes with parallel HDF5 (H5_HAVE_PARALLEL), else 0. */

@@ -411,8 +411,10 @@ static int item_cmp(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Columns ascending within each row, duplicates summed, arrays compacted. */
-static int sort_rows(coop_mm_matrix *m, const char *path) {
+/* Columns ascending within each row, duplicates summed, arrays compacted. When a
+ * sum of duplicates is not finite, *bad_k and *bad_seq name the row (local) and the
+ * entry of that row (in file order) that made it so, and it returns -1. */
+static int sort_rows(coop_mm_matrix *m, const char *path, int64_t *bad_k, int64_t *bad_seq) {
   const int64_t nloc = m->row_hi - m->row_lo;
   int64_t longest = 0, w = 0;
   item *row;
@@ -427,6 +429,12 @@ static int sort_rows(coop_mm_matrix *m, const char *path) {
     for (int64_t e = 0; e < len; e++) /* w <= start + e: compaction never overtakes */
       if (w > m->rowptr[k] && m->colind[w - 1] == row[e].col) {
         m->val[w - 1] += row[e].val;
+        if (!isfinite(m->val[w - 1])) {
+          *bad_k = k;
+          *bad_seq = row[e].seq;
+          free(row);
+          return -1;
+        }
       } else {
         m->colind[w] = row[e].col;
         m->val[w++] = row[e].val;
@@ -462,9 +470,33 @@ static int start_matrix(const header *h, int64_t row_lo, int64_t row_hi, coop_mm
   return 0;
 }
 
+/* Pass 3, only when duplicates at one place sum to a value that is not finite:
+ * the line of the entry that is number seq of global row `row` in file order
+ * (pass 2 stored the entries of a row so), named in the input error. */
+static int bad_sum(reader *r, header *h, int64_t row, int64_t seq) {
+  int64_t i, j, k = 0;
+  double v;
+  int eof = 0;
+  if (fseeko(r->fp, h->data_at, SEEK_SET) != 0)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "fseeko %s: %s", r->path, strerror(errno));
+  r->line = h->size_line;
+  h->seen = 0;
+  for (;;) {
+    COOP_CHECK(next_entry(r, h, &i, &j, &v, &eof));
+    if (eof) break;
+    /* an entry adds one to row i, or (mirrored) one to row j */
+    if ((i == row || (h->sym != S_GENERAL && j == row)) && k++ == seq)
+      return bad(r, r->line,
+                 "duplicate entries at (%lld,%lld) sum to a value that is not finite: expected "
+                 "duplicates whose sum is a finite real number",
+                 (long long)row + 1, (long long)(i == row ? j : i) + 1);
+  }
+  return COOP_ERROR(COOP_ERR_RUNTIME, "%s changed while it was read", r->path);
+}
+
 static int read_matrix(reader *r, int64_t row_lo, int64_t row_hi, coop_mm_matrix *m) {
   header h;
-  int64_t *next = NULL;
+  int64_t *next = NULL, bad_k = 0, bad_seq = 0;
   int st;
   COOP_CHECK(parse_header(r, -1, &h));
   COOP_CHECK(start_matrix(&h, row_lo, row_hi, m, r->path));
@@ -477,7 +509,8 @@ static int read_matrix(reader *r, int64_t row_lo, int64_t row_hi, coop_mm_matrix
   st = fill_rows(r, &h, m, next);
   free(next);
   COOP_CHECK(st);
-  return sort_rows(m, r->path);
+  st = sort_rows(m, r->path, &bad_k, &bad_seq);
+  return st < 0 ? bad_sum(r, &h, m->row_lo + bad_k, bad_seq) : st;
 }
 
 int coop_mm_read(const char *path, int64_t row_lo, int64_t row_hi, coop_mm_matrix *m) {
@@ -545,7 +578,13 @@ static int read_coordinate(reader *r, header *h, int64_t lo, int64_t hi, double 
   for (;;) {
     COOP_CHECK(next_entry(r, h, &i, &j, &v, &eof));
     if (eof) return 0;
-    if (i >= lo && i < hi) out[i - lo] += v;
+    if (i < lo || i >= hi) continue;
+    out[i - lo] += v;
+    if (!isfinite(out[i - lo]))
+      return bad(r, r->line,
+                 "duplicate entries at (%lld,1) sum to a value that is not finite: expected "
+                 "duplicates whose sum is a finite real number",
+                 (long long)i + 1);
   }
 }
 

@@ -25,7 +25,8 @@ typedef struct {
 int coop_mm_read_size(const char *path, int64_t *nrows, int64_t *ncols, int64_t *announced);
 
 /* Read the matrix, keeping rows [row_lo,row_hi) (row_hi = -1: all rows). Symmetric and
- * skew-symmetric files are expanded (a_ji = a_ij, or -a_ij), duplicates summed, pattern
+ * skew-symmetric files are expanded (a_ji = a_ij, or -a_ij), duplicates summed (a sum
+ * that is not finite is an input error, met only by the reader of its row), pattern
  * values 1. Memory grows with the rows and entries kept, not the file (two passes).
  * The arrays in *m belong to the caller (coop_mm_free); on failure *m is left zeroed.
  * A row range outside [0, nrows] is a program fault (COOP_ERR_RUNTIME). */
@@ -36,7 +37,7 @@ void coop_mm_free(coop_mm_matrix *m);
 
 /* A vector file (array real/integer n x 1, or coordinate real/integer n x 1): entries
  * [lo,hi) into out[0 .. hi-lo). Its length must be n. Coordinate entries not in the file
- * are 0, duplicates are summed. 0 <= lo <= hi <= n, else a program fault. */
+ * are 0, duplicates are summed (as for a matrix). 0 <= lo <= hi <= n, else a program fault. */
 int coop_mm_read_vector(const char *path, int64_t n, int64_t lo, int64_t hi, double *out);
 
 #endif

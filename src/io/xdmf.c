@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "io/files.h"
 
 /* Field and file names are user data; escape them for XML text and attributes. */
 static void put_escaped(FILE *f, const char *s) {
@@ -20,14 +21,22 @@ static void put_escaped(FILE *f, const char *s) {
   }
 }
 
+/* A 2D grid is described as a 3D one with a single z layer. VTK's XDMF readers
+ * (ParaView 5.11: XDMFReader, Xdmf3ReaderS/T) map a 2DCoRectMesh's two
+ * dimensions to z and y, so a 2D field came out edge-on in the YZ plane with
+ * zero width; "1 ny nx" puts it in the XY plane with x fastest, as stored. */
 static void put_dims(FILE *f, const coop_io_result *r) {
+  if (r->ndim == 2) fputs("1 ", f);
   for (int d = 0; d < r->ndim; d++) fprintf(f, "%s%lld", d ? " " : "", (long long)r->global_shape[d]);
 }
 
-static void put_vector(FILE *f, const char *name, const double *v, int n) {
-  fprintf(f, "        <DataItem Name=\"%s\" Dimensions=\"%d\" NumberType=\"Float\" Precision=\"8\" "
-             "Format=\"XML\">", name, n);
-  for (int d = 0; d < n; d++) fprintf(f, "%s%.17g", d ? " " : "", v[d]);
+/* Origin or spacing in dataset order (z y x); a 2D grid's z layer sits at z = 0
+ * with a spacing of the x spacing (a zero spacing upsets some VTK filters). */
+static void put_vector(FILE *f, const char *name, const double *v, const coop_io_result *r) {
+  fprintf(f, "        <DataItem Name=\"%s\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
+             "Format=\"XML\">", name);
+  if (r->ndim == 2) fprintf(f, "%.17g ", v == r->origin ? 0.0 : r->spacing[1]);
+  for (int d = 0; d < r->ndim; d++) fprintf(f, "%s%.17g", d ? " " : "", v[d]);
   fputs("</DataItem>\n", f);
 }
 
@@ -44,22 +53,23 @@ static void put_field(FILE *f, const char *h5_name, const coop_io_result *r, con
 }
 
 static void put_document(FILE *f, const char *h5_name, const coop_io_result *r) {
-  const int three = r->ndim == 3;
   fputs("<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
         "<Xdmf Version=\"3.0\">\n  <Domain>\n    <Grid Name=\"coopsolve\" GridType=\"Uniform\">\n",
         f);
-  fprintf(f, "      <Topology TopologyType=\"%s\" Dimensions=\"", three ? "3DCoRectMesh" : "2DCoRectMesh");
+  fputs("      <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"", f);
   put_dims(f, r);
-  fprintf(f, "\"/>\n      <Geometry GeometryType=\"%s\">\n", three ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY");
-  put_vector(f, "Origin", r->origin, r->ndim);
-  put_vector(f, "Spacing", r->spacing, r->ndim);
+  fputs("\"/>\n      <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n", f);
+  put_vector(f, "Origin", r->origin, r);
+  put_vector(f, "Spacing", r->spacing, r);
   fputs("      </Geometry>\n", f);
   for (int i = 0; i < r->nfields; i++) put_field(f, h5_name, r, &r->fields[i]);
   fputs("    </Grid>\n  </Domain>\n</Xdmf>\n", f);
 }
 
 int coop_xdmf_write(const char *xmf_path, const char *h5_name, const coop_io_result *r) {
-  FILE *f = fopen(xmf_path, "w");
+  if (r->ndim != 2 && r->ndim != 3)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "XDMF describes 2D and 3D grids, not %d dimensions", r->ndim);
+  FILE *f = coop_file_create_excl(xmf_path); /* a fresh name: never follow what is there */
   if (!f) return COOP_ERROR(COOP_ERR_RUNTIME, "cannot create %s: %s", xmf_path, strerror(errno));
   put_document(f, h5_name, r);
   const int bad = ferror(f);

@@ -1,10 +1,50 @@
 #include "problem/problem.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+
+/* A scale x of the stencil (a weight 1/h^2) or of the sine problem (k^2) that
+ * the solve cannot carry, or 0. Residual entries are about x, products A p
+ * about x^2 (x^3 for pipecg's A A r), stored in the field's precision, and dot
+ * products like p.Ap about points * x^3, summed in double: all must stay
+ * finite and nonzero. Outside that a solve ends in inf or 0 and reports
+ * diverged or converged on garbage (seen at lx = 1e-300, 1e300, 1e-70). */
+static int bad_scale(double x, coop_precision prec, int cubes, double points, double *lo, double *hi) {
+  const double emin = prec == COOP_FP32 ? FLT_MIN : DBL_MIN, emax = prec == COOP_FP32 ? FLT_MAX : DBL_MAX;
+  *lo = fmax(sqrt(emin), cbrt(DBL_MIN) * 0x1p20);
+  *hi = fmin(cubes ? cbrt(emax) : sqrt(emax), cbrt(DBL_MAX / points)) / 8; /* 8: 2 sum w + k^2 */
+  return !(x >= *lo && x <= *hi);
+}
+
+/* grid.lx, ly, lz against the points per axis: named, before any work. */
+static int check_box(const coop_config *cfg, int ndim, const int64_t n[3], const double len[3],
+                     coop_precision prec, double points) {
+  static const char *const lkey[3] = {"grid.lx", "grid.ly", "grid.lz"}, *const nkey[3] = {"grid.nx", "grid.ny", "grid.nz"};
+  const int sine = strcmp(coop_config_str(cfg, "problem.type"), "sine") == 0;
+  const double mode = (double)coop_config_int(cfg, "problem.mode");
+  const char *pname = prec == COOP_FP32 ? "fp32" : "fp64";
+  const int cubes = strcmp(coop_config_str(cfg, "solver.name"), "pipecg") == 0;
+  double lo, hi;
+  for (int a = 0; a < ndim; a++) {
+    const double h = len[a] / ((double)n[a] + 1.0), w = 1.0 / (h * h), k = mode * M_PI / len[a];
+    if (bad_scale(w, prec, cubes, points, &lo, &hi))
+      return coop_error_input("%s = %g (from %s): with %s = %lld the spacing h = %.3g gives the stencil "
+                              "weight 1/h^2 = %.3g, outside [%.3g, %.3g] where %s values and double "
+                              "sums of the residual stay finite and nonzero; choose a box length "
+                              "nearer 1", lkey[a], len[a], coop_config_origin(cfg, lkey[a]), nkey[a],
+                              (long long)n[a], h, w, lo, hi, pname);
+    if (sine && bad_scale(k * k, prec, cubes, points, &lo, &hi))
+      return coop_error_input("%s = %g (from %s): the sine problem's (problem.mode pi / %s)^2 = %.3g "
+                              "is outside [%.3g, %.3g] where %s values and double sums of the residual "
+                              "stay finite and nonzero; choose a box length nearer 1", lkey[a], len[a],
+                              coop_config_origin(cfg, lkey[a]), lkey[a] + 5, k * k, lo, hi, pname);
+  }
+  return 0;
+}
 
 static int setup_grid(coop_linsys *ls, const coop_comm *c, const coop_config *cfg) {
   const int ndim = (int)coop_config_int(cfg, "grid.dim");
@@ -29,6 +69,7 @@ static int setup_grid(coop_linsys *ls, const coop_comm *c, const coop_config *cf
   if (points > 0x1p53)
     return coop_error_input("grid.nx x grid.ny%s = %.4g points: at most 2^53 (%.4g)",
                             ndim == 3 ? " x grid.nz" : "", points, 0x1p53);
+  COOP_CHECK(check_box(cfg, ndim, n, len, ls->prec, points));
   COOP_CHECK(coop_problem_init(&ls->poisson, coop_config_str(cfg, "problem.type"), ndim,
                                (int)coop_config_int(cfg, "problem.mode"), len, n));
   COOP_CHECK(coop_decomp_create(&ls->dec, c->world, ndim, n, g));

@@ -1,0 +1,375 @@
+/* Checkpoint files (io/checkpoint.h). Parallel HDF5 writes every rank's part
+ * of a vector into one global dataset (collective transfers), so a stencil
+ * state can be read back at another rank count; a serial HDF5 build writes
+ * checkpoints of one rank only. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "io/checkpoint.h"
+
+#include <hdf5.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "io/files.h"
+#include "io/h5err.h"
+
+#define FORMAT 1
+
+static int parallel_ok(const coop_comm *c) {
+#ifdef H5_HAVE_PARALLEL
+  (void)c;
+  return 0;
+#else
+  if (c->size > 1)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "checkpoints at %d ranks need parallel HDF5 "
+                      "(Debian: libhdf5-openmpi-dev)", c->size);
+  return 0;
+#endif
+}
+
+static hid_t make_fapl(const coop_comm *c) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+#ifdef H5_HAVE_PARALLEL
+  if (fapl >= 0 && H5Pset_fapl_mpio(fapl, c->world, MPI_INFO_NULL) < 0) {
+    H5Pclose(fapl);
+    return -1;
+  }
+#else
+  (void)c;
+#endif
+  return fapl;
+}
+
+static hid_t make_dxpl(void) {
+  hid_t x = H5Pcreate(H5P_DATASET_XFER);
+#ifdef H5_HAVE_PARALLEL
+  if (x >= 0 && H5Pset_dxpl_mpio(x, H5FD_MPIO_COLLECTIVE) < 0) {
+    H5Pclose(x);
+    return -1;
+  }
+#endif
+  return x;
+}
+
+/* ---- attributes ---- */
+
+static int put_attr(hid_t obj, const char *name, hid_t type, const void *v) {
+  int st = 0;
+  hid_t sp = -1, a = -1;
+  COOP_H5_ID(sp, H5Screate(H5S_SCALAR));
+  COOP_H5_ID(a, H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT));
+  COOP_H5_TRY(H5Awrite(a, type, v));
+done:
+  COOP_H5_CLOSE(a, H5Aclose);
+  COOP_H5_CLOSE(sp, H5Sclose);
+  return st;
+}
+
+static int put_str(hid_t obj, const char *name, const char *s) {
+  int st = 0;
+  hid_t t = -1;
+  COOP_H5_ID(t, H5Tcopy(H5T_C_S1));
+  COOP_H5_TRY(H5Tset_size(t, H5T_VARIABLE));
+  COOP_H5_TRY(H5Tset_cset(t, H5T_CSET_UTF8));
+  COOP_TRY(put_attr(obj, name, t, &s));
+done:
+  COOP_H5_CLOSE(t, H5Tclose);
+  return st;
+}
+
+static int get_attr(hid_t obj, const char *name, hid_t type, void *v) {
+  int st = 0;
+  hid_t a = -1;
+  COOP_H5_ID(a, H5Aopen(obj, name, H5P_DEFAULT));
+  COOP_H5_TRY(H5Aread(a, type, v));
+done:
+  COOP_H5_CLOSE(a, H5Aclose);
+  return st;
+}
+
+/* A string attribute as a malloc'd copy. */
+static int get_str(hid_t obj, const char *name, char **out) {
+  int st = 0;
+  hid_t a = -1, t = -1, sp = -1;
+  char *s = NULL;
+  *out = NULL;
+  COOP_H5_ID(a, H5Aopen(obj, name, H5P_DEFAULT));
+  COOP_H5_ID(t, H5Tcopy(H5T_C_S1));
+  COOP_H5_TRY(H5Tset_size(t, H5T_VARIABLE));
+  COOP_H5_TRY(H5Tset_cset(t, H5T_CSET_UTF8));
+  COOP_H5_TRY(H5Aread(a, t, &s));
+  *out = strdup(s ? s : "");
+  if (!*out) st = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  COOP_H5_ID(sp, H5Aget_space(a));
+  if (s) COOP_H5_TRY(H5Dvlen_reclaim(t, sp, H5P_DEFAULT, &s));
+done:
+  COOP_H5_CLOSE(sp, H5Sclose);
+  COOP_H5_CLOSE(t, H5Tclose);
+  COOP_H5_CLOSE(a, H5Aclose);
+  return st;
+}
+
+/* ---- datasets ---- */
+
+/* One global array; this rank moves its part (L), collectively. */
+static int vector_io(hid_t g, const char *name, const coop_ckpt_layout *L, double *data, int write) {
+  int st = 0;
+  hid_t fs = -1, ms = -1, ds = -1, x = -1;
+  hsize_t dims[3], start[3], count[3];
+  for (int a = 0; a < L->ndim; a++) dims[a] = L->dims[a], start[a] = L->start[a], count[a] = L->count[a];
+  COOP_H5_ID(x, make_dxpl());
+  if (write) {
+    COOP_H5_ID(fs, H5Screate_simple(L->ndim, dims, NULL));
+    COOP_H5_ID(ds, H5Dcreate2(g, name, H5T_IEEE_F64LE, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  } else {
+    COOP_H5_ID(ds, H5Dopen2(g, name, H5P_DEFAULT));
+    COOP_H5_ID(fs, H5Dget_space(ds));
+    hsize_t have[3] = {0, 0, 0};
+    if (H5Sget_simple_extent_ndims(fs) != L->ndim || H5Sget_simple_extent_dims(fs, have, NULL) < 0 ||
+        memcmp(have, dims, (size_t)L->ndim * sizeof *dims) != 0) {
+      st = coop_error_input("checkpoint dataset /checkpoint/%s does not have this problem's shape", name);
+      goto done;
+    }
+  }
+  COOP_H5_TRY(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
+  COOP_H5_ID(ms, H5Screate_simple(L->ndim, count, NULL));
+  if (write)
+    COOP_H5_TRY(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, x, data));
+  else
+    COOP_H5_TRY(H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, x, data));
+done:
+  COOP_H5_CLOSE(ms, H5Sclose);
+  COOP_H5_CLOSE(fs, H5Sclose);
+  COOP_H5_CLOSE(ds, H5Dclose);
+  COOP_H5_CLOSE(x, H5Pclose);
+  return st;
+}
+
+/* A small array every rank holds the same copy of: rank 0 writes it, all read it. */
+static int small_io(hid_t g, const char *name, hid_t mtype, hid_t ftype, void *data, hsize_t n,
+                    int write, int rank) {
+  int st = 0;
+  hid_t fs = -1, ms = -1, ds = -1, x = -1;
+  hsize_t dims[1] = {n};
+  COOP_H5_ID(x, make_dxpl());
+  if (write) {
+    COOP_H5_ID(fs, H5Screate_simple(1, dims, NULL));
+    COOP_H5_ID(ds, H5Dcreate2(g, name, ftype, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  } else {
+    COOP_H5_ID(ds, H5Dopen2(g, name, H5P_DEFAULT));
+    COOP_H5_ID(fs, H5Dget_space(ds));
+    COOP_H5_TRY(H5Sget_simple_extent_dims(fs, dims, NULL));
+    if (dims[0] != n) {
+      st = coop_error_input("checkpoint dataset /checkpoint/%s has %llu entries, not %llu", name,
+                            (unsigned long long)dims[0], (unsigned long long)n);
+      goto done;
+    }
+  }
+  COOP_H5_ID(ms, H5Screate_simple(1, dims, NULL));
+  if (write && rank != 0) { /* a collective transfer: the others take part with nothing */
+    COOP_H5_TRY(H5Sselect_none(fs));
+    COOP_H5_TRY(H5Sselect_none(ms));
+  }
+  if (write)
+    COOP_H5_TRY(H5Dwrite(ds, mtype, ms, fs, x, data));
+  else
+    COOP_H5_TRY(H5Dread(ds, mtype, ms, fs, x, data));
+done:
+  COOP_H5_CLOSE(ms, H5Sclose);
+  COOP_H5_CLOSE(fs, H5Sclose);
+  COOP_H5_CLOSE(ds, H5Dclose);
+  COOP_H5_CLOSE(x, H5Pclose);
+  return st;
+}
+
+/* ---- write ---- */
+
+static int write_tmp(const char *tmp, const coop_comm *c, const coop_ckpt_layout *L,
+                     const coop_ckpt_data *d) {
+  int st = 0;
+  hid_t fapl = -1, f = -1, g = -1, gs = -1;
+  char created[32] = "";
+  const time_t now = time(NULL);
+  struct tm tmv;
+  if (gmtime_r(&now, &tmv)) strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+  const int format = FORMAT, ranks = c->size;
+  COOP_H5_ID(fapl, make_fapl(c));
+  COOP_H5_ID(f, H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl)); /* never through a planted name */
+  COOP_H5_ID(g, H5Gcreate2(f, "checkpoint", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  COOP_TRY(put_attr(g, "format", H5T_NATIVE_INT, &format));
+  COOP_TRY(put_str(g, "solver", d->solver));
+  COOP_TRY(put_attr(g, "iteration", H5T_NATIVE_INT64, &d->iteration));
+  COOP_TRY(put_attr(g, "r0", H5T_NATIVE_DOUBLE, &d->r0));
+  COOP_TRY(put_attr(g, "ranks", H5T_NATIVE_INT, &ranks));
+  COOP_TRY(put_str(g, "problem", d->problem));
+  COOP_TRY(put_str(g, "created", created));
+  COOP_TRY(put_str(g, "description", "state of a solve at an iteration: coopsolve INPUT --restart FILE "
+                                     "goes on from it"));
+  COOP_H5_ID(gs, H5Gcreate2(g, "scalars", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  for (int i = 0; i < d->nscal; i++) COOP_TRY(put_attr(gs, d->sname[i], H5T_NATIVE_DOUBLE, &d->sval[i]));
+  for (int i = 0; i < d->nvec; i++) COOP_TRY(vector_io(g, d->vname[i], L, d->vdata[i], 1));
+  COOP_TRY(small_io(g, "history_iteration", H5T_NATIVE_INT64, H5T_STD_I64LE, d->hist_iter,
+                    (hsize_t)d->hist_len, 1, c->rank));
+  COOP_TRY(small_io(g, "history_residual", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, d->hist_res,
+                    (hsize_t)d->hist_len, 1, c->rank));
+done:
+  COOP_H5_CLOSE(gs, H5Gclose);
+  COOP_H5_CLOSE(g, H5Gclose);
+  COOP_H5_CLOSE(f, H5Fclose);
+  COOP_H5_CLOSE(fapl, H5Pclose);
+  return st;
+}
+
+int coop_ckpt_write(const char *path, const coop_comm *c, const coop_ckpt_layout *L,
+                    const coop_ckpt_data *d) {
+  coop_outnames nm;
+  memset(&nm, 0, sizeof nm);
+  int st = coop_comm_agree(c, parallel_ok(c));
+  if (st) return st;
+  st = coop_comm_agree(c, coop_outnames_create(&nm, c->world, path, 0));
+  if (!st) {
+    coop_h5_quiet q;
+    coop_h5_quiet_begin(&q);
+    st = coop_comm_agree(c, write_tmp(nm.tmp, c, L, d));
+    coop_h5_quiet_end(&q);
+  }
+  if (!st) st = coop_comm_agree(c, c->rank == 0 ? coop_outnames_publish(&nm, path) : 0);
+  else if (c->rank == 0)
+    coop_outnames_discard(&nm);
+  coop_outnames_free(&nm);
+  return st;
+}
+
+/* ---- read ---- */
+
+static int open_ckpt(const char *path, const coop_comm *c, hid_t *f, hid_t *g) {
+  int st = 0;
+  hid_t fapl = -1;
+  *f = *g = -1;
+  COOP_H5_ID(fapl, make_fapl(c));
+  if ((*f = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) {
+    (void)H5Eclear2(H5E_DEFAULT);
+    st = coop_error_input("--restart %s: not an HDF5 file coopsolve can open", path);
+    goto done;
+  }
+  if ((*g = H5Gopen2(*f, "checkpoint", H5P_DEFAULT)) < 0) {
+    (void)H5Eclear2(H5E_DEFAULT);
+    st = coop_error_input("--restart %s: no /checkpoint group (an output file, not a checkpoint?)", path);
+  }
+done:
+  COOP_H5_CLOSE(fapl, H5Pclose);
+  return st;
+}
+
+/* The first "key = value" line of want that have lacks or differs in. */
+static void first_difference(const char *want, const char *have, char *out, size_t len) {
+  out[0] = '\0';
+  const char *p = want;
+  while (*p) {
+    const char *e = strchr(p, '\n');
+    const size_t n = e ? (size_t)(e - p) : strlen(p);
+    int found = 0;
+    for (const char *q = have; *q;) {
+      const char *qe = strchr(q, '\n');
+      const size_t qn = qe ? (size_t)(qe - q) : strlen(q);
+      if (qn == n && memcmp(p, q, n) == 0) found = 1;
+      q += qn + (qe ? 1 : 0);
+    }
+    if (!found) {
+      snprintf(out, len, "%.*s", (int)n, p);
+      return;
+    }
+    p += n + (e ? 1 : 0);
+  }
+}
+
+static int check_open(const char *path, hid_t g, const char *solver, const char *problem, int64_t *iteration,
+                      double *r0) {
+  int st = 0, format = 0;
+  char *s = NULL, *pr = NULL;
+  if (get_attr(g, "format", H5T_NATIVE_INT, &format) || format != FORMAT) {
+    coop_error_clear();
+    return coop_error_input("--restart %s: checkpoint format %d, this coopsolve reads %d", path, format, FORMAT);
+  }
+  COOP_TRY(get_str(g, "solver", &s));
+  COOP_TRY(get_str(g, "problem", &pr));
+  if (strcmp(s, solver) != 0) {
+    st = coop_error_input("--restart %s: a checkpoint of solver.name = %s, not %s", path, s, solver);
+    goto done;
+  }
+  char diff[512];
+  first_difference(problem, pr, diff, sizeof diff);
+  if (!diff[0]) first_difference(pr, problem, diff, sizeof diff);
+  if (diff[0]) {
+    st = coop_error_input("--restart %s: the checkpoint belongs to another problem (the input says '%s', "
+                          "the checkpoint does not)", path, diff);
+    goto done;
+  }
+  COOP_TRY(get_attr(g, "iteration", H5T_NATIVE_INT64, iteration));
+  COOP_TRY(get_attr(g, "r0", H5T_NATIVE_DOUBLE, r0));
+done:
+  free(s);
+  free(pr);
+  return st;
+}
+
+int coop_ckpt_check(const char *path, const coop_comm *c, const char *solver, const char *problem,
+                    int64_t *iteration, double *r0) {
+  int st = coop_comm_agree(c, parallel_ok(c));
+  if (st) return st;
+  int fd = -1; /* a FIFO or a folder is refused without blocking */
+  st = coop_file_open_input(path, "the checkpoint", &fd);
+  if (fd >= 0) close(fd);
+  st = coop_comm_agree(c, st);
+  if (st) return st;
+  hid_t f = -1, g = -1;
+  coop_h5_quiet q;
+  coop_h5_quiet_begin(&q);
+  st = open_ckpt(path, c, &f, &g);
+  if (!st) st = check_open(path, g, solver, problem, iteration, r0);
+  if (g >= 0) H5Gclose(g);
+  if (f >= 0) H5Fclose(f);
+  coop_h5_quiet_end(&q);
+  return coop_comm_agree(c, st);
+}
+
+static int read_open(hid_t g, const coop_comm *c, const coop_ckpt_layout *L, coop_ckpt_data *d,
+                     int64_t hist_cap) {
+  int st = 0;
+  hid_t gs = -1, ds = -1, sp = -1;
+  COOP_H5_ID(gs, H5Gopen2(g, "scalars", H5P_DEFAULT));
+  for (int i = 0; i < d->nscal; i++) COOP_TRY(get_attr(gs, d->sname[i], H5T_NATIVE_DOUBLE, &d->sval[i]));
+  for (int i = 0; i < d->nvec; i++) COOP_TRY(vector_io(g, d->vname[i], L, d->vdata[i], 0));
+  COOP_H5_ID(ds, H5Dopen2(g, "history_iteration", H5P_DEFAULT));
+  COOP_H5_ID(sp, H5Dget_space(ds));
+  hsize_t n = 0;
+  COOP_H5_TRY(H5Sget_simple_extent_dims(sp, &n, NULL));
+  if ((int64_t)n > hist_cap) {
+    st = coop_error_input("checkpoint history of %llu checks does not fit this run's %lld (raise "
+                          "solver.max_iter)", (unsigned long long)n, (long long)hist_cap);
+    goto done;
+  }
+  d->hist_len = (int64_t)n;
+  COOP_TRY(small_io(g, "history_iteration", H5T_NATIVE_INT64, H5T_STD_I64LE, d->hist_iter, n, 0, c->rank));
+  COOP_TRY(small_io(g, "history_residual", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, d->hist_res, n, 0, c->rank));
+done:
+  COOP_H5_CLOSE(sp, H5Sclose);
+  COOP_H5_CLOSE(ds, H5Dclose);
+  COOP_H5_CLOSE(gs, H5Gclose);
+  return st;
+}
+
+int coop_ckpt_read(const char *path, const coop_comm *c, const coop_ckpt_layout *L, coop_ckpt_data *d,
+                   int64_t hist_cap) {
+  hid_t f = -1, g = -1;
+  coop_h5_quiet q;
+  coop_h5_quiet_begin(&q);
+  int st = open_ckpt(path, c, &f, &g);
+  if (!st) st = read_open(g, c, L, d, hist_cap);
+  if (g >= 0) H5Gclose(g);
+  if (f >= 0) H5Fclose(f);
+  coop_h5_quiet_end(&q);
+  return coop_comm_agree(c, st);
+}

@@ -1,0 +1,58 @@
+/* The files a run touches, handled so that hostile ones cannot hurt it: input
+ * files opened without blocking (a FIFO or a device is refused, not waited
+ * on), output paths checked before the solve (folder, lengths MPI-IO can take,
+ * free space), and the fresh temporary names an output is written under and
+ * renamed from, which no planted file or symlink can stand in for. */
+#ifndef COOP_FILES_H
+#define COOP_FILES_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Open path for reading without ever blocking on it; *fd is a blocking
+ * descriptor of a regular file (caller closes). Anything else (missing, a
+ * FIFO, a directory, a device) is an input error "PATH: cannot read WHAT: why". */
+int coop_file_open_input(const char *path, const char *what, int *fd);
+
+/* Rank-local check that path can take an output file written by nranks ranks
+ * (with the XDMF file beside it if xdmf): its folder exists and a file can be
+ * created in it (tried, then removed), path does not name a folder, and path,
+ * its temporary name and the XDMF name fit PATH_MAX, NAME_MAX and what the
+ * MPI-IO library takes (Open MPI's ompio builds lock-file names in a 256-byte
+ * buffer). A problem is an input error "LABEL: why", LABEL formatted from fmt
+ * (e.g. the option and its origin). */
+int coop_output_check(const char *path, int nranks, int xdmf, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Run-time error (status 1) when the file system of path's folder has fewer
+ * than need bytes free for unprivileged writers. */
+int coop_output_space(const char *path, uint64_t need);
+/* Bytes free there (UINT64_MAX when unknown). */
+uint64_t coop_output_free(const char *path);
+
+/* The names of one output. tmp and xmf_tmp are unique names in path's folder
+ * that existed for a moment (mkstemp proved them free) and were removed, so
+ * the writer must create them exclusively (HDF5: H5F_ACC_EXCL; XDMF:
+ * coop_file_create_excl), which fails rather than follow anything planted. */
+typedef struct {
+  char *tmp;        /* ".BASE.XXXXXX" beside path */
+  char *xmf;        /* the XDMF file; NULL without XDMF */
+  char *xmf_tmp;    /* its temporary name */
+  const char *base; /* the HDF5 file's basename, inside the caller's path */
+} coop_outnames;
+
+/* Collective over comm: rank 0 picks the names, every rank receives them. */
+int coop_outnames_create(coop_outnames *nm, MPI_Comm comm, const char *path, int xdmf);
+/* Rank 0: rename the finished temporaries to path (first) and the XDMF name.
+ * A failure removes the temporaries not yet renamed; path is never removed. */
+int coop_outnames_publish(const coop_outnames *nm, const char *path);
+/* Remove the temporaries (unlink: never a folder; a name, never its target). */
+void coop_outnames_discard(const coop_outnames *nm);
+void coop_outnames_free(coop_outnames *nm); /* accepts a zeroed one */
+
+/* Create path for writing, failing if anything (a file, a symlink) is there;
+ * NULL with errno set. Mode 0666 less the umask, like fopen. */
+FILE *coop_file_create_excl(const char *path);
+
+#endif

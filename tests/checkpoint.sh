@@ -1,0 +1,156 @@
+#!/bin/sh
+# Checkpoints and restarts, host backend:
+#  - each method, cut short after a checkpoint and restarted, ends with the
+#    same field and history bits as one uninterrupted run (same rank count);
+#  - a stencil state restarts at another rank count (Jacobi: same bits);
+#  - SIGTERM to the ranks (what scancel and a time limit send): a checkpoint,
+#    exit status 3, the previous output untouched, and the restart finishes
+#    the same field; run.on_signal = continue writes one and goes on;
+#  - SIGKILL of one rank: mpirun ends non-zero within seconds and the last
+#    checkpoint still opens;
+#  - signals all through a run, writes included: never a temporary file left,
+#    the output either whole or the previous one intact;
+#  - a restart file that is missing, a FIFO, an output file, or of another
+#    problem: exit 2 naming it.
+. "$COOP_SRCDIR/tests/common.sh"
+coop_python
+coop_tmpdir
+INPUTS=$(cd "$INPUTS" && pwd) DATA=$(cd "$COOP_SRCDIR/tests/data" && pwd)
+H5CHECK=$(cd "$(dirname "$H5CHECK")" && pwd)/h5check.py
+case $COOPSOLVE in /*) ;; *) COOPSOLVE=$(pwd)/$COOPSOLVE ;; esac
+cd "$TMP" || fail "cd $TMP"
+
+run() { # name ranks args...: a run that must succeed
+  name=$1 n=$2
+  shift 2
+  rc=0
+  coop_mpirun "$n" "$COOPSOLVE" --backend host --set output.monitor_every=0 --output "$name.h5" "$@" \
+    >"$name.out" 2>"$name.err" || rc=$?
+  [ $rc = 0 ] || { cat "$name.out" "$name.err"; fail "$name: exit status $rc"; }
+}
+
+# same A B: fields and the residual history bit for bit
+same() {
+  $PY "$H5CHECK" same "$1" "$2" >/dev/null || fail "$1 and $2: fields differ"
+  $PY - "$1" "$2" <<'EOF' || fail "$1 and $2: histories differ"
+import sys, h5py, numpy as np
+a, b = (h5py.File(f, "r")["history"] for f in sys.argv[1:3])
+for k in a:
+    if not np.array_equal(a[k][()], b[k][()]):
+        sys.exit(f"/history/{k} differs")
+EOF
+}
+
+jac="$INPUTS/poisson2d.ini --set grid.nx=40 --set grid.ny=30 --set solver.name=jacobi --set solver.check_every=10 --set solver.rtol=1e-4"
+mat="$INPUTS/matrix.ini --set problem.matrix=$DATA/nos6.mtx --set solver.rtol=1e-10"
+grd="$INPUTS/cg_poisson.ini --set problem.type=laplace --set grid.nx=30 --set grid.ny=20 --set solver.rtol=1e-10"
+
+# restart CASE RANKS CUT EVERY RESTART_RANKS args...: uninterrupted against cut + restarted
+restart() {
+  c=$1 n=$2 cut=$3 every=$4 rn=$5
+  shift 5
+  run $c-full "$n" "$@"
+  run $c-cut "$n" "$@" --set solver.max_iter=$cut --set output.checkpoint_every=$every
+  [ -f $c-cut.ckpt.h5 ] || fail "$c: no checkpoint written"
+  run $c-rest "$rn" "$@" --restart $c-cut.ckpt.h5
+  grep -q "iterations" $c-rest.out || fail "$c: restarted run printed no summary"
+}
+restart jac 2 200 50 2 $jac
+same jac-full.h5 jac-rest.h5
+restart jac3 2 200 50 3 $jac # another rank count: Jacobi's fields are the same bits anyway
+$PY "$H5CHECK" same jac3-full.h5 jac3-rest.h5 >/dev/null || fail "jacobi restarted at 3 ranks differs"
+restart cg 2 40 20 2 $mat --set solver.name=cg
+same cg-full.h5 cg-rest.h5
+restart cgsr 1 40 20 1 $mat --set solver.name=cg --set solver.cg_single_reduction=true
+same cgsr-full.h5 cgsr-rest.h5
+restart pipe 2 30 10 2 $mat --set solver.name=pipecg
+same pipe-full.h5 pipe-rest.h5
+restart bicg 2 20 10 2 $mat --set solver.name=bicgstab
+same bicg-full.h5 bicg-rest.h5
+restart gcg 2 30 10 4 $grd --set solver.name=cg --set solver.pc=jacobi # stencil CG at 4 ranks
+$PY "$H5CHECK" close gcg-full.h5 gcg-rest.h5 --rtol 1e-10 >/dev/null || fail "stencil CG restarted at 4 ranks"
+echo "restarts: same bits"
+
+# SIGTERM to the ranks of a long run: checkpoint, status 3, old output kept
+long="$INPUTS/poisson2d.ini --set grid.nx=300 --set grid.ny=300 --set solver.name=jacobi --set solver.rtol=0 --set solver.max_iter=100000000 --set solver.check_every=100"
+echo previous >sig.h5
+coop_mpirun 2 "$COOPSOLVE" --backend host $long --set output.monitor_every=0 --output sig.h5 >sig.out 2>sig.err &
+pid=$!
+sleep 2
+pkill -TERM -f "^[^ ]*coopsolve .*--output sig.h5" || fail "no ranks to signal"
+timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.2; done" || fail "SIGTERM: the run did not stop"
+wait $pid
+rc=$?
+[ $rc = 3 ] || { cat sig.out sig.err; fail "SIGTERM: exit status $rc, not 3"; }
+grep -q "stopped by SIGTERM" sig.out || fail "SIGTERM: no message"
+[ "$(cat sig.h5)" = previous ] || fail "SIGTERM: the previous output was touched"
+it=$($PY -c 'import h5py; print(int(h5py.File("sig.ckpt.h5")["checkpoint"].attrs["iteration"]))')
+[ "$it" -gt 0 ] || fail "SIGTERM: checkpoint at iteration $it"
+# the restart, stopped at the same count as a run that went straight there
+run sig-rest 2 $long --restart sig.ckpt.h5 --set solver.max_iter=$((it + 300))
+run sig-full 2 $long --set solver.max_iter=$((it + 300))
+same sig-full.h5 sig-rest.h5
+echo "SIGTERM: checkpoint at iteration $it, status 3, restart the same bits"
+
+# run.on_signal = continue: SIGUSR1 through mpirun (it forwards USR1/USR2)
+coop_mpirun 2 "$COOPSOLVE" --backend host $long --set solver.max_iter=60000 --set run.on_signal=continue \
+  --set output.monitor_every=0 --output cont.h5 >cont.out 2>cont.err &
+pid=$!
+sleep 1.5
+pkill -USR1 -f "^[^ ]*coopsolve .*--output cont.h5"
+wait $pid || { cat cont.out cont.err; fail "on_signal = continue: exit status $?"; }
+grep -q "SIGUSR1 at iteration .*going on" cont.err || { cat cont.err; fail "on_signal = continue: no checkpoint"; }
+[ -f cont.ckpt.h5 ] && [ -f cont.h5 ] || fail "on_signal = continue: files missing"
+
+# SIGKILL of one rank: the job ends within seconds, the last checkpoint opens
+coop_mpirun 2 "$COOPSOLVE" --backend host $long --set output.checkpoint_every=200 \
+  --set output.monitor_every=0 --output kill.h5 >kill.out 2>kill.err &
+pid=$!
+sleep 2
+victim=$(pgrep -f "^[^ ]*coopsolve .*--output kill.h5" | tail -n 1)
+kill -KILL "$victim" || fail "no rank to kill"
+timeout 30 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.2; done" || fail "SIGKILL: mpirun still running after 30 s"
+wait $pid && fail "SIGKILL: mpirun exit status 0"
+$PY -c 'import h5py; f = h5py.File("kill.ckpt.h5"); assert f["checkpoint/u"].shape == (300, 300)' ||
+  fail "SIGKILL: the last checkpoint does not open"
+[ -z "$(ls -A | grep '^\.kill')" ] || echo "note: SIGKILL left $(ls -A | grep '^\.kill')"
+
+# signals all through a run (writes included): no temporary left, output whole or old
+big="$INPUTS/poisson2d.ini --set grid.nx=1500 --set grid.ny=1500 --set solver.name=jacobi --set solver.max_iter=400 --set solver.check_every=20 --set output.checkpoint_every=20"
+for try in 1 2 3; do
+  echo previous >storm.h5
+  coop_mpirun 2 "$COOPSOLVE" --backend host $big --set output.monitor_every=0 --output storm.h5 >storm.out 2>storm.err &
+  pid=$!
+  # from the end of the set-up on (a signal before main() can only kill)
+  timeout 30 sh -c 'until grep -q "^coopsolve: jacobi" storm.out; do sleep 0.05; done'
+  sleep 0.$((try * 2))
+  while kill -0 $pid 2>/dev/null; do
+    pkill -USR2 -f "^[^ ]*coopsolve .*--output storm.h5"
+    sleep 0.05
+  done
+  wait $pid
+  rc=$?
+  left=$(ls -A | grep '^\.storm' || true)
+  [ -z "$left" ] || fail "signal storm: left $left"
+  case $rc in
+    0) $PY "$H5CHECK" show storm.h5 >/dev/null || fail "signal storm: output not whole" ;;
+    3) [ "$(cat storm.h5)" = previous ] || fail "signal storm: previous output touched" ;;
+    *) cat storm.err; fail "signal storm: exit status $rc" ;;
+  esac
+done
+
+# bad restart files: exit 2 naming the file, before any work
+mkfifo fifo.h5
+what="restart from a missing file"
+coop_expect_input_error "$TMP" 1 "missing.h5" "" $mat --restart missing.h5
+what="restart from a FIFO"
+coop_expect_input_error "$TMP" 1 "fifo.h5" "" $mat --restart fifo.h5
+what="restart from an output file"
+coop_expect_input_error "$TMP" 2 "--restart cg-full.h5: no /checkpoint group" "" $mat --set solver.name=cg --restart cg-full.h5
+what="restart of another problem"
+coop_expect_input_error "$TMP" 2 "--restart jac-cut.ckpt.h5: the checkpoint belongs to another problem" "grid.nx = 41" \
+  $jac --set grid.nx=41 --restart jac-cut.ckpt.h5
+what="restart with another solver"
+coop_expect_input_error "$TMP" 1 "--restart cg-cut.ckpt.h5: a checkpoint of solver.name = cg, not pipecg" "" \
+  $mat --set solver.name=pipecg --restart cg-cut.ckpt.h5
+echo "checkpoint: all cases passed"
