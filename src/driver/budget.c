@@ -1,5 +1,7 @@
 #include "driver/budget.h"
 
+#include "io/checkpoint.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,16 @@ static int work_vectors(const char *name) {
   for (size_t i = 0; i < sizeof table / sizeof *table; i++)
     if (strcmp(name, table[i].name) == 0) return table[i].nvec;
   return KRYLOV_MAX_VECS;
+}
+
+/* Vectors a checkpoint copies to the host (the coop_ckpt_state of each method:
+ * solvers/cg.c, pipecg.c, bicgstab.c); one is written at any signal. */
+static int checkpoint_vectors(const coop_config *cfg) {
+  const char *name = coop_config_str(cfg, "solver.name");
+  if (strcmp(name, "cg") == 0) return coop_config_bool(cfg, "solver.cg_single_reduction") ? 5 : 3;
+  if (strcmp(name, "pipecg") == 0) return 10;
+  if (strcmp(name, "bicgstab") == 0) return 5;
+  return COOP_CKPT_MAX_ITEMS;
 }
 
 /* History arrays (app.c setup_form) and their copy in the output's metadata. */
@@ -105,6 +117,9 @@ static void jacobi(tally *t, const coop_config *cfg, const coop_linsys *ls) {
   /* u, unew, f on the backend; u and f filled on the host first */
   step(t, "setup of the fields", mul(t, field, 2), fields);
   step(t, "solve", add(t, hist, staged), add(t, add(t, fields, halo), t->device ? hist : 0));
+  /* a checkpoint: the stored field, its owned part, as doubles (solvers/checkpoint.c) */
+  step(t, "checkpoint", add(t, add(t, hist, staged), add(t, field, add(t, mul(t, n, es), mul(t, n, 8)))),
+       add(t, add(t, fields, halo), t->device ? hist : 0));
   /* the solution as doubles, the stored field and its owned part; then the write */
   const uint64_t owned = mul(t, n, 8);
   step(t, "output", add(t, add(t, hist, staged), add(t, owned, add(t, field, mul(t, n, es)))),
@@ -124,6 +139,7 @@ static void krylov_grid(tally *t, const coop_config *cfg, const coop_linsys *ls,
   const uint64_t work = add(t, mul(t, v, u64(2 + vecs)), face);
   step(t, "solver setup", add(t, add(t, keep, d), staged), work);
   step(t, "solve", add(t, keep, staged), add(t, work, v)); /* r of the true residual */
+  step(t, "checkpoint", add(t, add(t, keep, staged), mul(t, d, u64(checkpoint_vectors(cfg)))), work);
   const uint64_t out = add(t, d, add(t, hist, coordinates(t, ls)));
   step(t, "output", add(t, add(t, keep, out), add(t, staged, ls->prec == COOP_FP32 ? mul(t, n, 4) : 0)), work);
 }
@@ -152,6 +168,7 @@ static void krylov_csr(tally *t, const coop_config *cfg, const coop_linsys *ls, 
   const uint64_t work = add(t, add(t, csr, xbuf), mul(t, d, u64(2 + vecs)));
   step(t, "solver setup", add(t, keep, d), work);
   step(t, "solve", keep, add(t, work, d));
+  step(t, "checkpoint", add(t, keep, mul(t, d, u64(checkpoint_vectors(cfg)))), work);
   step(t, "output", add(t, keep, add(t, d, add(t, hist, LIBRARY_OUTPUT))), work);
 }
 
