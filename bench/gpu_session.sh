@@ -4,7 +4,8 @@
 # packages, machine code for sm_90 only, to build fast), make check (the GPU
 # suites at 1 and 2 ranks), the Krylov benchmark, and compute-sanitizer
 # memcheck and racecheck on the new kernels. Logs and tables to OUT.
-#   bench/gpu_session.sh DEVKIT OUT
+#   bench/gpu_session.sh DEVKIT OUT [check]
+# With "check", stop after make check (no benchmark, scaling or sanitizer).
 set -uo pipefail
 devkit=$(cd "${1:?usage: gpu_session.sh DEVKIT OUT}" && pwd)
 out=${2:?}
@@ -35,6 +36,7 @@ grep -E '^(PASS|FAIL|SKIP|ERROR|# )' "$out/check.log"
 for t in gpu gpu_krylov; do tail -n 40 "tests/$t.log" >"$out/$t.log"; done
 tar czf "$out/test-logs.tar.gz" tests/*.log 2>/dev/null
 echo "check: $(( $(date +%s) - t0 )) s"
+[ "${3:-}" = check ] && exit $status
 
 # the benchmark table
 t0=$(date +%s)
