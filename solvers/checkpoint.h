@@ -54,4 +54,9 @@ int coop_ckpt_point(coop_solve *sv, int64_t it, const coop_ckpt_state *st, int *
  * *resumed = 0. Collective. */
 int coop_ckpt_resume(coop_solve *sv, const coop_ckpt_state *st, int64_t *it, int *resumed);
 
+/* With --restart: *has = 1 when the checkpoint holds a scalar of this name
+ * (how a method tells its own kinds of state apart, say grid mode's from
+ * launch mode's), else 0; without a restart 0. Collective. */
+int coop_ckpt_restart_has(coop_solve *sv, const char *scalar, int *has);
+
 #endif

@@ -5,6 +5,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,8 +75,16 @@ static void kg_op_of(const coop_solve *sv, const krylov_data *k, coop_kg_op *op)
 }
 #endif
 
-/* grid mode: one rank, fp64, a GPU that runs cooperative kernels. */
-static int choose_mode(coop_solve *sv, krylov_data *k) {
+/* A grid-mode checkpoint holds the persistent kernel's state (solvers/krylov_grid.h:
+ * its own vectors, scalars and parity), which the one-kernel-per-operation
+ * methods cannot go on from, nor it from theirs: its scalars are named
+ * grid_*, and this one, the grid's size, marks it. */
+#define GRID_MARK "grid_blocks"
+
+/* grid mode: one rank, fp64, a GPU that runs cooperative kernels. *why: the
+ * reason it is not (NULL: it is). */
+static int pick_mode(coop_solve *sv, krylov_data *k, int from_grid, const char **why_out) {
+  *why_out = NULL;
   if (!sv->be->device_memory) {
     sv->mode = "host";
     return 0;
@@ -87,9 +96,13 @@ static int choose_mode(coop_solve *sv, krylov_data *k) {
   if (sv->comm->size > 1) why = "several ranks: one kernel per operation, reductions across ranks by MPI";
   else if (sv->A->prec != COOP_FP64) why = "the persistent Krylov kernels are fp64 only";
   else if (!sv->be->cooperative) why = "this GPU has no cooperative launch";
-  else if (coop_ckpt_requested(sv))
-    why = "checkpoints and restarts run one kernel per operation (the persistent kernel cannot stop "
-          "mid-solve for a checkpoint)";
+  else if (sv->ckpt && sv->ckpt->restart && !from_grid) {
+    if (explicit_grid)
+      return coop_error_input("--restart %s: a checkpoint of a solve in launch mode, whose state grid mode "
+                              "cannot go on from; restart it with run.sync = launch",
+                              sv->ckpt->restart);
+    why = "the checkpoint to go on from was written in launch mode";
+  }
 #if COOP_HAVE_CUDA
   if (!why) {
     coop_kg_op op;
@@ -111,11 +124,26 @@ static int choose_mode(coop_solve *sv, krylov_data *k) {
 #endif
   if (why) {
     k->grid_blocks = 0;
-    if (explicit_grid && sv->comm->rank == 0)
+    *why_out = why;
+    if (explicit_grid && sv->comm->rank == 0 && !from_grid)
       fprintf(stderr, "coopsolve: note: run.sync = grid: %s; using sync = launch\n", why);
     return 0;
   }
   sv->mode = "grid";
+  return 0;
+}
+
+/* The mode, and a restart from a checkpoint of the same mode only. */
+static int choose_mode(coop_solve *sv, krylov_data *k) {
+  int from_grid = 0; /* collective: every rank reads the checkpoint */
+  COOP_CHECK(coop_ckpt_restart_has(sv, GRID_MARK, &from_grid));
+  const char *why = NULL;
+  COOP_CHECK(pick_mode(sv, k, from_grid, &why));
+  if (from_grid && strcmp(sv->mode, "grid") != 0)
+    return coop_error_input("--restart %s: a checkpoint of a solve in grid mode (one persistent kernel), "
+                            "which only grid mode can go on from: restart it with run.sync = grid on one "
+                            "rank with --backend cuda (this run would use mode %s%s%s)",
+                            sv->ckpt->restart, sv->mode, why ? ": " : "", why ? why : "");
   return 0;
 }
 
@@ -194,34 +222,135 @@ int coop_krylov_check(coop_solve *sv, int64_t it, double rn, double start) {
 }
 
 #if COOP_HAVE_CUDA
-static int fetch_grid(coop_solve *sv, const coop_kg_result *res, const int64_t *hi, const double *hr) {
+/* Grid mode runs in segments when the checkpoint service is there: the
+ * persistent kernel stops where a checkpoint is due (every `every`
+ * iterations) and otherwise after about SEGMENT_SECONDS, so that a signal or
+ * a timed checkpoint is seen that often; the host takes the new history,
+ * calls coop_ckpt_point, and the next launch resumes where the last stopped,
+ * with the same bits as one launch (solvers/krylov_grid.h). A relaunch costs
+ * tens of microseconds against a segment's quarter second. */
+#define SEGMENT_SECONDS 0.25
+
+/* The checkpoint state of a grid-mode solve: x, the kernel's carried work
+ * vectors (views of kg_work) as grid_NAME, its scalars as grid_NAME, and
+ * GRID_MARK. odd: the parity they are at (0 to restore into). */
+typedef struct {
+  coop_ckpt_state st;
+  coop_vec view[COOP_KG_MAX_CARRIED];
+  char vname[COOP_KG_MAX_CARRIED][24], sname[COOP_KG_MAX_SCALARS][24];
+  int ns;                              /* the method's scalars */
+  double val[COOP_KG_MAX_SCALARS + 1]; /* their values, then the mark's */
+} grid_ckpt;
+
+static int grid_state(const coop_solve *sv, const krylov_data *k, int odd, grid_ckpt *g) {
+  coop_kg_state ks;
+  COOP_CHECK(coop_kg_state_of((coop_kg_method)k->method, sv->A->n, k->inv_diag != NULL, odd, &ks));
+  coop_ckpt_state *st = &g->st;
+  memset(st, 0, sizeof *st);
+  st->vname[0] = "x";
+  st->vec[0] = sv->x;
+  st->nv = 1;
+  for (int i = 0; i < ks.nv; i++, st->nv++) {
+    g->view[i] = *sv->b; /* fp64, n entries, this backend */
+    g->view[i].data = k->kg_work + ks.offset[i];
+    snprintf(g->vname[i], sizeof g->vname[i], "grid_%s", ks.vname[i]);
+    st->vname[st->nv] = g->vname[i];
+    st->vec[st->nv] = &g->view[i];
+  }
+  for (int i = 0; i < ks.ns; i++, st->ns++) {
+    snprintf(g->sname[i], sizeof g->sname[i], "grid_%s", ks.sname[i]);
+    st->sname[i] = g->sname[i];
+    st->sval[i] = &g->val[i];
+  }
+  g->ns = ks.ns;
+  g->val[ks.ns] = (double)k->grid_blocks;
+  st->sname[st->ns] = GRID_MARK;
+  st->sval[st->ns++] = &g->val[ks.ns];
+  return 0;
+}
+
+/* After a launch: its record into sv->ctl, with the history entries it added
+ * (checks *checks to h->checks - 1; past the cap they all went to the last
+ * slot, which holds the latest). */
+static int fetch_grid(coop_solve *sv, const krylov_data *k, coop_kg_result *h, int64_t *checks) {
   coop_backend *be = sv->be;
   coop_solve_ctl *c = &sv->ctl;
-  coop_kg_result h;
-  COOP_CHECK(be->download(be, &h, res, sizeof h));
-  const int64_t n = h.hist_len < c->hist_cap ? h.hist_len : c->hist_cap;
-  COOP_CHECK(be->download(be, c->hist_iter, hi, (size_t)n * sizeof *hi));
-  COOP_CHECK(be->download(be, c->hist_res, hr, (size_t)n * sizeof *hr));
-  c->hist_len = n;
-  c->iterations = h.iterations;
-  c->r0 = h.r0;
-  c->rnorm = h.rnorm;
-  c->reason = h.reason;
+  COOP_CHECK(be->download(be, h, k->kg_result, sizeof *h));
+  if (h->checks > *checks && c->hist_cap > 0) {
+    const int64_t lo = coop_history_slot(*checks, c->hist_cap);
+    const int64_t hi = coop_history_slot(h->checks - 1, c->hist_cap) + 1;
+    COOP_CHECK(be->download(be, c->hist_iter + lo, k->kg_hist_iter + lo, (size_t)(hi - lo) * sizeof *c->hist_iter));
+    COOP_CHECK(be->download(be, c->hist_res + lo, k->kg_hist_res + lo, (size_t)(hi - lo) * sizeof *c->hist_res));
+    c->hist_len = hi;
+  }
+  *checks = h->checks;
+  c->iterations = h->iterations;
+  c->r0 = h->r0;
+  c->rnorm = h->rnorm;
+  c->reason = h->reason;
   return 0;
+}
+
+/* Where the launch going on from iteration it stops: at the next checkpoint
+ * due, at the latest after about SEGMENT_SECONDS at per_iter seconds an
+ * iteration; -1: at the end (no checkpoint service, or max_iter first). */
+static int64_t next_stop(const coop_solve *sv, int64_t it, double per_iter) {
+  const struct coop_ckpt *ck = sv->ckpt;
+  const int64_t max = sv->ctl.max_iter;
+  if (!ck || it >= max) return -1;
+  const double n = SEGMENT_SECONDS / per_iter;
+  int64_t stop = n < (double)(max - it) ? it + (n < 1.0 ? 1 : (int64_t)n) : max;
+  const int64_t due = ck->every > 0 ? (it / ck->every + 1) * ck->every : max;
+  if (due < stop) stop = due;
+  return stop < max ? stop : -1;
 }
 
 static int run_grid(coop_solve *sv, krylov_data *k, double start) {
   coop_backend *be = sv->be;
+  coop_solve_ctl *c = &sv->ctl;
   coop_kg_op op;
   kg_op_of(sv, k, &op);
-  const coop_solve_ctl *c = &sv->ctl;
   coop_kg_args a = {(coop_kg_method)k->method, c->max_iter, c->rtol, c->atol, c->dtol, c->hist_cap,
-                    k->kg_hist_iter, k->kg_hist_res};
-  COOP_CHECK(coop_kg_solve(&op, &a, sv->b->data, sv->x->data, k->kg_work, k->kg_result, k->grid_blocks,
-                           k->grid_threads, be->stream));
-  COOP_CHECK(be->sync(be)); /* the solve ends here; fetching the history is not timed */
-  sv->t_solve = MPI_Wtime() - start;
-  COOP_CHECK(fetch_grid(sv, k->kg_result, k->kg_hist_iter, k->kg_hist_res));
+                    k->kg_hist_iter, k->kg_hist_res, -1, 0};
+  coop_kg_result h;
+  memset(&h, 0, sizeof h);
+  grid_ckpt g;
+  int64_t it = 0, checks = 0;
+  int resumed = 0, stop = 0;
+  if (sv->ckpt) { /* with --restart, into the slots of parity 0 */
+    COOP_CHECK(grid_state(sv, k, 0, &g));
+    COOP_CHECK(coop_ckpt_resume(sv, &g.st, &it, &resumed));
+  }
+  if (resumed) {
+    h.r0 = c->r0;
+    h.rnorm = c->rnorm;
+    h.iterations = it;
+    h.hist_len = h.checks = checks = c->hist_len;
+    h.reason = COOP_REASON_NONE;
+    h.odd = 0;
+    for (int i = 0; i < g.ns; i++) h.s[i] = g.val[i];
+    COOP_CHECK(be->upload(be, k->kg_result, &h, sizeof h));
+    a.resume = 1;
+  }
+  double per_iter = 3e-6 + sv->bytes_per_iter / 2e12, t_end = start;
+  for (;;) {
+    a.stop_at = next_stop(sv, it, per_iter);
+    const double t0 = MPI_Wtime();
+    COOP_CHECK(coop_kg_solve(&op, &a, sv->b->data, sv->x->data, k->kg_work, k->kg_result, k->grid_blocks,
+                             k->grid_threads, be->stream));
+    COOP_CHECK(be->sync(be));
+    t_end = MPI_Wtime();
+    COOP_CHECK(fetch_grid(sv, k, &h, &checks));
+    if (h.iterations > it) per_iter = (t_end - t0) / (double)(h.iterations - it);
+    it = h.iterations;
+    a.resume = 1;
+    if (h.reason != COOP_REASON_NONE || a.stop_at < 0) break;
+    COOP_CHECK(grid_state(sv, k, h.odd, &g));
+    for (int i = 0; i < g.ns; i++) g.val[i] = h.s[i];
+    COOP_CHECK(coop_ckpt_point(sv, it, &g.st, &stop));
+    if (stop) break;
+  }
+  sv->t_solve = t_end - start; /* fetching the last history is not timed */
   sv->barriers = coop_kg_barriers_per_iter((coop_kg_method)k->method);
   coop_solve_replay(sv);
   return 0;

@@ -96,7 +96,9 @@ struct Params {
   double rtol, atol, dtol;
   int64_t *hist_iter;
   double *hist_res;
-  coop_kg_result *res;
+  coop_kg_result *res; /* the record out; the state in when resuming */
+  long long stop_at;   /* stop after this iteration's check (reason none); < 0: never */
+  int resume;          /* go on from the state a stopped launch left (see save_state) */
 };
 
 /* ---------------------------------------------------------------- rows */
@@ -347,22 +349,26 @@ __device__ void grid_sum(cg::grid_group &g, Red &red, double (&out)[K]) {
 
 /* ------------------------------------------------------ stop and history */
 
-/* The solve's record, as solvers/krylov.c keeps it: it and rn are those of
- * the last residual check, so a breakdown found before an iteration's check
- * reports the iteration before (as the one-kernel-per-operation methods do). */
+/* The solve's record, as solvers/krylov.c keeps it. The iteration and
+ * residual of the last check go straight to P.res (block 0 writes them, so
+ * they hold no registers through the loop): a breakdown found before an
+ * iteration's check reports the iteration before (as the
+ * one-kernel-per-operation methods do). */
 struct Track {
-  double r0, rn;
-  long long it, len; /* last checked iteration, checks made */
+  double r0;
+  long long len; /* checks made */
   int reason;
 };
 
 __device__ void record(const Params &P, Track &t, long long it, double rn) {
-  t.it = it;
-  t.rn = rn;
-  if (P.hist_cap > 0 && blockIdx.x == 0 && threadIdx.x == 0) {
-    const int64_t slot = coop_history_slot(t.len, P.hist_cap);
-    P.hist_iter[slot] = t.it;
-    P.hist_res[slot] = rn;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    if (P.hist_cap > 0) {
+      const int64_t slot = coop_history_slot(t.len, P.hist_cap);
+      P.hist_iter[slot] = it;
+      P.hist_res[slot] = rn;
+    }
+    P.res->iterations = it;
+    P.res->rnorm = rn;
   }
   t.len++;
 }
@@ -374,11 +380,61 @@ __device__ int stop(const Params &P, const Track &t, long long it, double rn) {
 __device__ void finish(const Params &P, const Track &t) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     P.res->r0 = t.r0;
-    P.res->rnorm = t.rn;
-    P.res->iterations = t.it;
     P.res->hist_len = P.hist_cap > 0 ? min(t.len, P.hist_cap) : 0;
+    P.res->checks = t.len;
     P.res->reason = t.reason;
   }
+}
+
+/* ------------------------------------------------ segments of a solve */
+/* A launch may stop after the residual check of iteration P.stop_at (reason
+ * none) and a later launch go on from there (P.resume), with the same
+ * operations on the same values as one launch: the state the next iteration
+ * reads is left in device memory. Each kernel ends with
+ *  - own_rows(true): the cached variant's own-row values (x, and whatever
+ *    else the next iteration reads from shared memory) into their vectors;
+ *  - save_state: the scalars the method carries to its next iteration and
+ *    the parity of its double buffers into P.res (finish adds the Track,
+ *    record the last check);
+ * and a resumed launch starts with own_rows(false) and load_state instead of
+ * the initial residual. The vectors stay where they are (coop_kg_state_of
+ * names them for a checkpoint). */
+template <class... D>
+__device__ void save_state(const Params &P, bool odd, const D... v) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    int k = 0;
+    ((P.res->s[k++] = v), ...);
+    P.res->odd = odd;
+  }
+}
+
+/* Returns the iteration the stopped launch checked last. No barrier is
+ * needed before block 0 writes P.res again: up to the loop's first barrier
+ * a resumed kernel can only end (a breakdown test on the loaded scalars),
+ * and then it writes back the values just loaded. */
+template <class... D>
+__device__ long long load_state(const Params &P, Track &t, bool &odd, D &...v) {
+  const coop_kg_result *r = P.res;
+  int k = 0;
+  ((v = r->s[k++]), ...);
+  odd = r->odd != 0;
+  t = Track{r->r0, r->checks, COOP_REASON_NONE};
+  return r->iterations;
+}
+
+/* dev = sh (save) or sh = dev: an own row's value and its device vector. */
+__device__ __forceinline__ void keep(bool save, double &dev, double &sh) {
+  if (save)
+    dev = sh;
+  else
+    sh = dev;
+}
+
+/* f(k, i) for this thread's rows in the cached variant (nothing to move when
+ * streaming: every value lives in device memory). */
+template <int KIND, class F>
+__device__ void cached_rows(const Params &P, const Rows &rows, F &&f) {
+  if (P.cached) for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &) { f(k, i); });
 }
 
 /* Initial residual: r = b - A x for this thread's rows; x's row value in xi. */
@@ -405,7 +461,8 @@ __device__ __forceinline__ double residual_row(const Params &P, long long i, con
  *     (r, z), (r, r); then the stop test and beta.
  * Vectors: r, z (unused when M = I: z is r), p[2], q (streamed CSR only; the
  * stencil recomputes q in B from the stored p_new). Cached: x, p_new, q, r
- * and M's diagonal (then r itself is stored only when z is r). */
+ * and M's diagonal (then r itself is stored only when z is r).
+ * Carried to the next iteration: x, r, z, p_new (as p_old), rz, beta. */
 constexpr int kCgCached = 5;
 
 template <int KIND>
@@ -417,9 +474,22 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
   const bool cached = P.cached;
   double *const R = P.v[0], *const Z = P.d ? P.v[1] : P.v[0], *const Q = P.v[4];
   Red red{P.part, 0};
-  Track t{0.0, 0.0, 0, 0, COOP_REASON_NONE};
+  Track t{0.0, 0, COOP_REASON_NONE};
+  long long it0 = 0; /* the last iteration checked before the loop */
+  const auto own_rows = [&](bool save) {
+    cached_rows<KIND>(P, rows, [&](int k, long long i) {
+      keep(save, P.x[i], own(0, k));
+      keep(save, R[i], own(3, k));
+      if (!save) own(4, k) = dget(P, i);
+    });
+  };
+  double rz, beta = 0.0;
+  bool first = !P.resume, odd = false;
 
-  { /* r = b - A x; z = M r; p = z (in the first phase A) */
+  if (P.resume) {
+    own_rows(false);
+    it0 = load_state(P, t, odd, rz, beta);
+  } else { /* r = b - A x; z = M r; p = z (in the first phase A) */
     double acc[2] = {0.0, 0.0};
     for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
       double xi;
@@ -435,17 +505,15 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
       }
     }, P.x, P.b, P.d ? P.d : P.b);
     block_partial<2>(acc, red);
+    double s[2];
+    grid_sum<2>(grid, red, s);
+    rz = s[0];
+    t.r0 = sqrt(s[1]);
+    record(P, t, 0, t.r0);
+    t.reason = stop(P, t, 0, t.r0);
   }
-  double s[2];
-  grid_sum<2>(grid, red, s);
-  double rz = s[0];
-  t.r0 = sqrt(s[1]);
-  record(P, t, 0, t.r0);
-  t.reason = stop(P, t, 0, t.r0);
 
-  double beta = 0.0;
-  bool first = true, odd = false;
-  for (long long it = 1; !t.reason; it++) {
+  for (long long it = it0 + 1; !t.reason; it++) {
     double *const pn = odd ? P.v[3] : P.v[2];
     const double *const po = odd ? P.v[2] : P.v[3];
     { /* phase A */
@@ -510,6 +578,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
       }, pn, P.x, R, P.d ? P.d : R, KIND == COOP_KG_CSR ? Q : pn);
       block_partial<2>(acc, red);
     }
+    double s[2];
     grid_sum<2>(grid, red, s);
     const double rn = sqrt(s[1]);
     record(P, t, it, rn);
@@ -519,8 +588,10 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
     rz = s[0];
     first = false;
     odd = !odd;
+    if (it == P.stop_at) break;
   }
-  if (cached) for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &) { P.x[i] = own(0, k); });
+  own_rows(true);
+  save_state(P, odd, rz, beta);
   finish(P, t);
 }
 
@@ -536,7 +607,8 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
  *     the other r buffer (so t can be recomputed from the old r and v while
  *     r is written); partials (r,r) and (rhat, r), the next iteration's rho.
  * Vectors: r[2], rhat, p[2], v[2], t (streamed CSR only). Cached: x, rhat,
- * p, s, t. */
+ * p, s, t. Carried to the next iteration: x, r, rhat, p, v, rho, rho_old,
+ * alpha, omega. */
 constexpr int kBicgCached = 5;
 
 template <int KIND>
@@ -549,9 +621,21 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksBicg) bicgstab_kernel(cons
   double *const R0 = P.v[0], *const R1 = P.v[1], *const P0 = P.v[3], *const P1 = P.v[4],
                 *const V0 = P.v[5], *const V1 = P.v[6];
   Red red{P.part, 0};
-  Track t{0.0, 0.0, 0, 0, COOP_REASON_NONE};
+  Track t{0.0, 0, COOP_REASON_NONE};
+  long long it0 = 0; /* the last iteration checked before the loop */
+  const auto own_rows = [&](bool save) {
+    cached_rows<KIND>(P, rows, [&](int k, long long i) {
+      keep(save, P.x[i], own(0, k));
+      if (!save) own(1, k) = RH[i]; /* rhat is stored too */
+    });
+  };
+  double rho, rho_old = 1.0, alpha = 1.0, omega = 1.0;
+  bool odd = false;
 
-  { /* r = b - A x; rhat = r; p_old = v_old = 0; rho = (rhat, r) */
+  if (P.resume) {
+    own_rows(false);
+    it0 = load_state(P, t, odd, rho, rho_old, alpha, omega);
+  } else { /* r = b - A x; rhat = r; p_old = v_old = 0; rho = (rhat, r) */
     double acc[2] = {0.0, 0.0};
     for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
       double xi;
@@ -568,16 +652,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksBicg) bicgstab_kernel(cons
       }
     }, P.x, P.b);
     block_partial<2>(acc, red);
+    double s2[2];
+    grid_sum<2>(grid, red, s2);
+    rho = s2[1];
+    t.r0 = sqrt(s2[0]);
+    record(P, t, 0, t.r0);
+    t.reason = stop(P, t, 0, t.r0);
   }
-  double s2[2];
-  grid_sum<2>(grid, red, s2);
-  double rho = s2[1], rho_old = 1.0, alpha = 1.0, omega = 1.0;
-  t.r0 = sqrt(s2[0]);
-  record(P, t, 0, t.r0);
-  t.reason = stop(P, t, 0, t.r0);
 
-  bool odd = false;
-  for (long long it = 1; !t.reason; it++) {
+  for (long long it = it0 + 1; !t.reason; it++) {
     if (rho == 0.0) {
       t.reason = COOP_DIVERGED_BREAKDOWN;
       break;
@@ -684,6 +767,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksBicg) bicgstab_kernel(cons
       }, P.x, RH, pn, r, vn, P.d ? P.d : r, KIND == COOP_KG_CSR ? T : vn);
       block_partial<2>(acc, red);
     }
+    double s2[2];
     grid_sum<2>(grid, red, s2);
     const double rn = sqrt(s2[0]);
     record(P, t, it, rn);
@@ -692,8 +776,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksBicg) bicgstab_kernel(cons
     rho_old = rho;
     rho = s2[1];
     odd = !odd;
+    if (it == P.stop_at) break;
   }
-  if (cached) for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &) { P.x[i] = own(0, k); });
+  own_rows(true);
+  save_state(P, odd, rho, rho_old, alpha, omega);
   finish(P, t);
 }
 
@@ -705,7 +791,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksBicg) bicgstab_kernel(cons
  * so the reduction of gamma, delta and rr shares its barrier with the SpMV.
  * Setup: three barriers (r, u | w = A u | n = A M w).
  * Vectors: r, u, q, s, p, w[2], z[2], n[2]. Cached: x, r, u, q, s, p (then
- * only w, z, n and u's first value go through device memory). */
+ * only w, z, n and u's first value go through device memory). Carried from
+ * an iteration's check to its update: x, r, u, q, s, p, w, z, n, gamma,
+ * delta, gamma_old, alpha_old. */
 constexpr int kPipeCached = 6;
 
 template <int KIND>
@@ -719,62 +807,81 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
   double *const W0 = P.v[5], *const W1 = P.v[6], *const Z0 = P.v[7], *const Z1 = P.v[8],
                 *const N0 = P.v[9], *const N1 = P.v[10];
   Red red{P.part, 0};
-  Track t{0.0, 0.0, 0, 0, COOP_REASON_NONE};
-  double gamma, delta, rr;
-
-  { /* r = b - A x; u = M r; z = q = s = p = 0; gamma = (r, u); rr = (r, r) */
-    double acc[2] = {0.0, 0.0};
-    for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
-      double xi;
-      const double ri = residual_row<KIND>(P, i, p, xi), ui = mul(dget(P, i), ri);
-      U[i] = ui;
-      Z0[i] = 0.0;
-      if (cached) {
-        own(0, k) = xi;
-        own(1, k) = ri;
-        own(2, k) = ui;
-        own(3, k) = own(4, k) = own(5, k) = 0.0;
-      } else {
-        Rv[i] = ri;
-        Qv[i] = Sv[i] = Pv[i] = 0.0;
-      }
-      acc[0] = dacc(acc[0], ri, ui);
-      acc[1] = dacc(acc[1], ri, ri);
-    }, P.x, P.b, P.d ? P.d : P.b);
-    block_partial<2>(acc, red);
-    double s[2];
-    grid_sum<2>(grid, red, s);
-    gamma = s[0];
-    rr = s[1];
-  }
-  { /* w = A u; delta = (w, u) */
-    double acc[1] = {0.0};
-    for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
-      const double ui = cached ? own(2, k) : U[i];
-      const double wi = apply_row<KIND>(P, i, p, ui, [&](long long j) { return U[j]; });
-      W0[i] = wi;
-      acc[0] = dacc(acc[0], wi, ui);
+  Track t{0.0, 0, COOP_REASON_NONE};
+  long long it0 = 0; /* the last iteration checked before the loop */
+  const auto own_rows = [&](bool save) {
+    cached_rows<KIND>(P, rows, [&](int k, long long i) {
+      keep(save, P.x[i], own(0, k));
+      keep(save, Rv[i], own(1, k));
+      keep(save, U[i], own(2, k));
+      keep(save, Qv[i], own(3, k));
+      keep(save, Sv[i], own(4, k));
+      keep(save, Pv[i], own(5, k));
     });
-    block_partial<1>(acc, red);
-    double s[1];
-    grid_sum<1>(grid, red, s);
-    delta = s[0];
-  }
-  /* m = M w; n = A m */
-  for_rows<KIND>(P, rows, [&](int, long long i, const Pos &p) {
-    N0[i] = apply_row<KIND>(P, i, p, mul(dget(P, i), W0[i]),
-                            [&](long long j) { return mul(dget(P, j), W0[j]); });
-  });
-  red.sync(grid);
-
-  double gamma_old = 0.0, alpha_old = 1.0;
+  };
+  double gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0;
   bool odd = false;
-  for (long long it = 0;; it++) {
-    const double rn = sqrt(rr);
-    if (it == 0) t.r0 = rn;
-    record(P, t, it, rn);
-    t.reason = stop(P, t, it, rn);
-    if (t.reason) break;
+
+  if (P.resume) {
+    own_rows(false);
+    it0 = load_state(P, t, odd, gamma, delta, gamma_old, alpha_old);
+  } else { /* setup: three barriers */
+    { /* r = b - A x; u = M r; z = q = s = p = 0; gamma = (r, u); rr = (r, r) */
+      double acc[2] = {0.0, 0.0};
+      for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
+        double xi;
+        const double ri = residual_row<KIND>(P, i, p, xi), ui = mul(dget(P, i), ri);
+        U[i] = ui;
+        Z0[i] = 0.0;
+        if (cached) {
+          own(0, k) = xi;
+          own(1, k) = ri;
+          own(2, k) = ui;
+          own(3, k) = own(4, k) = own(5, k) = 0.0;
+        } else {
+          Rv[i] = ri;
+          Qv[i] = Sv[i] = Pv[i] = 0.0;
+        }
+        acc[0] = dacc(acc[0], ri, ui);
+        acc[1] = dacc(acc[1], ri, ri);
+      }, P.x, P.b, P.d ? P.d : P.b);
+      block_partial<2>(acc, red);
+      double s[2];
+      grid_sum<2>(grid, red, s);
+      gamma = s[0];
+      rr = s[1];
+    }
+    { /* w = A u; delta = (w, u) */
+      double acc[1] = {0.0};
+      for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
+        const double ui = cached ? own(2, k) : U[i];
+        const double wi = apply_row<KIND>(P, i, p, ui, [&](long long j) { return U[j]; });
+        W0[i] = wi;
+        acc[0] = dacc(acc[0], wi, ui);
+      });
+      block_partial<1>(acc, red);
+      double s[1];
+      grid_sum<1>(grid, red, s);
+      delta = s[0];
+    }
+    /* m = M w; n = A m */
+    for_rows<KIND>(P, rows, [&](int, long long i, const Pos &p) {
+      N0[i] = apply_row<KIND>(P, i, p, mul(dget(P, i), W0[i]),
+                              [&](long long j) { return mul(dget(P, j), W0[j]); });
+    });
+    red.sync(grid);
+  }
+
+  bool check = !P.resume; /* a resumed launch made its first iteration's check before */
+  for (long long it = it0;; it++) {
+    if (check) {
+      const double rn = sqrt(rr);
+      if (it == 0) t.r0 = rn;
+      record(P, t, it, rn);
+      t.reason = stop(P, t, it, rn);
+      if (t.reason || it == P.stop_at) break;
+    }
+    check = true;
     if (gamma < 0.0) {
       t.reason = COOP_DIVERGED_INDEFINITE_PC;
       break;
@@ -856,7 +963,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
     rr = s[2];
     odd = !odd;
   }
-  if (cached) for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &) { P.x[i] = own(0, k); });
+  own_rows(true);
+  save_state(P, odd, gamma, delta, gamma_old, alpha_old);
   finish(P, t);
 }
 
@@ -868,7 +976,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
  *   z_new_j = M_j (r_j - alpha (w_j + beta s_j)),
  * so the reduction of gamma = (r,z), delta = (w,z) and (r,r) shares its
  * barrier with the SpMV. Setup: two barriers (r | w = A M r).
- * Vectors: r[2], w[2], s[2], p. Cached: x, p and M's diagonal. */
+ * Vectors: r[2], w[2], s[2], p. Cached: x, p and M's diagonal. Carried from
+ * an iteration's check to its update: x, r, w, s, p, gamma, delta,
+ * gamma_old, alpha_old. */
 constexpr int kCgsrCached = 3;
 
 template <int KIND>
@@ -882,24 +992,37 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
   double *const R0 = P.v[0], *const R1 = P.v[1], *const W0 = P.v[2], *const W1 = P.v[3],
                 *const S0 = P.v[4], *const S1 = P.v[5], *const Pv = P.v[6];
   Red red{P.part, 0};
-  Track t{0.0, 0.0, 0, 0, COOP_REASON_NONE};
-  double gamma, delta, rr;
+  Track t{0.0, 0, COOP_REASON_NONE};
+  long long it0 = 0; /* the last iteration checked before the loop */
+  const auto own_rows = [&](bool save) {
+    cached_rows<KIND>(P, rows, [&](int k, long long i) {
+      keep(save, P.x[i], own(0, k));
+      keep(save, Pv[i], own(1, k));
+      if (!save) own(2, k) = dget(P, i);
+    });
+  };
+  double gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0;
+  bool odd = false;
 
-  /* r = b - A x; p = s = 0 */
-  for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
-    double xi;
-    R0[i] = residual_row<KIND>(P, i, p, xi);
-    S0[i] = 0.0;
-    if (cached) {
-      own(0, k) = xi;
-      own(1, k) = 0.0;
-      own(2, k) = dget(P, i);
-    } else {
-      Pv[i] = 0.0;
-    }
-  }, P.x, P.b);
-  red.sync(grid);
-  { /* z = M r; w = A z; gamma, delta, rr */
+  if (P.resume) {
+    own_rows(false);
+    it0 = load_state(P, t, odd, gamma, delta, gamma_old, alpha_old);
+  } else { /* setup: two barriers */
+    /* r = b - A x; p = s = 0 */
+    for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
+      double xi;
+      R0[i] = residual_row<KIND>(P, i, p, xi);
+      S0[i] = 0.0;
+      if (cached) {
+        own(0, k) = xi;
+        own(1, k) = 0.0;
+        own(2, k) = dget(P, i);
+      } else {
+        Pv[i] = 0.0;
+      }
+    }, P.x, P.b);
+    red.sync(grid);
+    /* z = M r; w = A z; gamma, delta, rr */
     double acc[3] = {0.0, 0.0, 0.0};
     for_rows<KIND>(P, rows, [&](int, long long i, const Pos &p) {
       const double ri = R0[i], zi = mul(dget(P, i), ri);
@@ -917,14 +1040,16 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
     rr = s[2];
   }
 
-  double gamma_old = 0.0, alpha_old = 1.0;
-  bool odd = false;
-  for (long long it = 0;; it++) {
-    const double rn = sqrt(rr);
-    if (it == 0) t.r0 = rn;
-    record(P, t, it, rn);
-    t.reason = stop(P, t, it, rn);
-    if (t.reason) break;
+  bool check = !P.resume; /* a resumed launch made its first iteration's check before */
+  for (long long it = it0;; it++) {
+    if (check) {
+      const double rn = sqrt(rr);
+      if (it == 0) t.r0 = rn;
+      record(P, t, it, rn);
+      t.reason = stop(P, t, it, rn);
+      if (t.reason || it == P.stop_at) break;
+    }
+    check = true;
     if (gamma < 0.0) {
       t.reason = COOP_DIVERGED_INDEFINITE_PC;
       break;
@@ -989,7 +1114,8 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
     rr = s[2];
     odd = !odd;
   }
-  if (cached) for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &) { P.x[i] = own(0, k); });
+  own_rows(true);
+  save_state(P, odd, gamma, delta, gamma_old, alpha_old);
   finish(P, t);
 }
 
@@ -1015,6 +1141,28 @@ size_t cache_bytes(coop_kg_method m, int threads) {
 }
 
 long long vec_stride(long long n) { return (n + kVecAlign - 1) / kVecAlign * kVecAlign; }
+
+/* The work vectors a stopped solve carries into its next iteration (see the
+ * kernels' "Carried"): name and index in P.v at parity 0 and 1 (the buffer
+ * the next iteration reads). */
+struct Carried {
+  const char *name;
+  int v[2];
+  bool pc_only; /* CG's z, which is r when M = I */
+};
+
+const Carried kCarriedCg[] = {{"r", {0, 0}, false}, {"z", {1, 1}, true}, {"p", {3, 2}, false}};
+const Carried kCarriedBicg[] = {
+    {"r", {0, 1}, false}, {"rhat", {2, 2}, false}, {"p", {4, 3}, false}, {"v", {6, 5}, false}};
+const Carried kCarriedPipe[] = {{"r", {0, 0}, false}, {"u", {1, 1}, false}, {"q", {2, 2}, false},
+                                {"s", {3, 3}, false}, {"p", {4, 4}, false}, {"w", {5, 6}, false},
+                                {"z", {7, 8}, false}, {"n", {9, 10}, false}};
+const Carried kCarriedCgsr[] = {
+    {"r", {0, 1}, false}, {"w", {2, 3}, false}, {"s", {4, 5}, false}, {"p", {6, 6}, false}};
+/* save_state's order in each kernel */
+const char *const kScalarsCg[] = {"rz", "beta"};
+const char *const kScalarsBicg[] = {"rho", "rho_old", "alpha", "omega"};
+const char *const kScalarsCgsr[] = {"gamma", "delta", "gamma_old", "alpha_old"}; /* pipelined CG too */
 
 /* How the rows are dealt out (see Rows in the kernels): strips of `threads`
  * columns when the box is wide enough that at most 1/8 of the threads idle
@@ -1108,6 +1256,30 @@ int resident_blocks(void *fn, size_t smem, int dev, int *max_blocks) {
 extern "C" size_t coop_kg_work_doubles(coop_kg_method m, int64_t n, int blocks) {
   const long long nn = n > 0 ? n : 0, nb = blocks > 0 ? blocks : 0;
   return (size_t)work_vectors(m) * (size_t)vec_stride(nn) + (size_t)(2 * kMaxRed) * (size_t)nb;
+}
+
+extern "C" int coop_kg_state_of(coop_kg_method m, int64_t n, int pc, int odd, coop_kg_state *st) {
+  if (!st) return COOP_ERROR(COOP_ERR_RUNTIME, "krylov_grid: NULL state");
+  const Carried *c = nullptr;
+  const char *const *names = nullptr;
+  int nc = 0, ns = 0;
+  switch (m) {
+    case COOP_KG_CG: c = kCarriedCg, nc = 3, names = kScalarsCg, ns = 2; break;
+    case COOP_KG_BICGSTAB: c = kCarriedBicg, nc = 4, names = kScalarsBicg, ns = 4; break;
+    case COOP_KG_PIPECG: c = kCarriedPipe, nc = 8, names = kScalarsCgsr, ns = 4; break;
+    case COOP_KG_CGSR: c = kCarriedCgsr, nc = 4, names = kScalarsCgsr, ns = 4; break;
+    default: return COOP_ERROR(COOP_ERR_RUNTIME, "krylov_grid: unknown method %d", (int)m);
+  }
+  const long long stride = vec_stride(n > 0 ? n : 0);
+  st->ns = ns;
+  for (int k = 0; k < ns; k++) st->sname[k] = names[k];
+  st->nv = 0;
+  for (int k = 0; k < nc; k++) {
+    if (c[k].pc_only && !pc) continue;
+    st->vname[st->nv] = c[k].name;
+    st->offset[st->nv++] = (size_t)c[k].v[odd ? 1 : 0] * (size_t)stride;
+  }
+  return 0;
 }
 
 extern "C" int coop_kg_barriers_per_iter(coop_kg_method m) {
@@ -1223,6 +1395,8 @@ extern "C" int coop_kg_solve(const coop_kg_op *A, const coop_kg_args *a, const d
   P.hist_iter = a->hist_iter;
   P.hist_res = a->hist_res;
   P.res = res;
+  P.stop_at = a->stop_at;
+  P.resume = a->resume;
   void *args[] = {&P};
   COOP_CUDA(cudaLaunchCooperativeKernel(fn, dim3(blocks), dim3(threads), args, smem,
                                         (cudaStream_t)stream));

@@ -62,22 +62,56 @@ typedef struct {
 /* The stopping rule (coop_stop_test) and the residual history: entry k holds
  * the iteration and the 2-norm of the recurrence residual r of the k-th check
  * (check 0 is the initial residual); past hist_cap entries the last one is
- * overwritten (coop_history_slot). hist_cap 0: no history. */
+ * overwritten (coop_history_slot). hist_cap 0: no history.
+ * Segments: with stop_at >= 0 the launch stops after the residual check of
+ * iteration stop_at (reason none; the stop test still uses max_iter) and
+ * leaves the state its next iteration needs in the result (scalars, parity,
+ * record) and in x and the work vectors; a launch with resume = 1 goes on
+ * from that state instead of starting with r = b - A x, on the same grid and
+ * work space. One launch and any chain of stopped and resumed ones give the
+ * same bits (x, history, result). A resumed launch writes the history from
+ * slot coop_history_slot(result.checks, hist_cap) on; the earlier slots are
+ * not read. */
 typedef struct {
   coop_kg_method method;
   int64_t max_iter; double rtol, atol, dtol;
   int64_t hist_cap; int64_t *hist_iter; double *hist_res; /* device, hist_cap entries */
+  int64_t stop_at; /* < 0: run to the end */
+  int resume;
 } coop_kg_args;
+
+#define COOP_KG_MAX_SCALARS 4 /* loop-carried scalars of a method */
+#define COOP_KG_MAX_CARRIED 8 /* loop-carried work vectors of a method (x aside) */
 
 /* Written by the kernel at its end (device memory), as solvers/krylov.c keeps
  * coop_solve_ctl: iterations and rnorm are those of the last residual check
  * (a breakdown found in iteration k before its check reports k - 1); hist_len:
- * valid history entries, min(checks, hist_cap); reason: a coop_reason. */
+ * valid history entries, min(checks, hist_cap); reason: a coop_reason.
+ * After a stop (reason none) the rest is the state a resumed launch reads
+ * from here (with r0, rnorm and iterations): a caller that restores a solve
+ * from elsewhere writes all of it, with checks = the history entries kept. */
 typedef struct {
   double r0, rnorm;
   long long iterations, hist_len;
   int reason;
+  int odd;                       /* parity of the double buffers (coop_kg_state_of) */
+  long long checks;              /* residual checks made (the history's length, uncapped) */
+  double s[COOP_KG_MAX_SCALARS]; /* the method's scalars, named by coop_kg_state_of */
 } coop_kg_result;
+
+/* The loop-carried state of a solve stopped at stop_at, besides x and the
+ * record: the method's scalars (result.s[0..ns)) and work vectors (n doubles
+ * each at work + offset[k]), named for a checkpoint. odd: the result's parity;
+ * with odd = 0 the same names give the slots to restore a state into (then
+ * write odd = 0 into the result). pc: a preconditioner (inv_diag) is set. */
+typedef struct {
+  int ns;
+  const char *sname[COOP_KG_MAX_SCALARS];
+  int nv;
+  const char *vname[COOP_KG_MAX_CARRIED];
+  size_t offset[COOP_KG_MAX_CARRIED]; /* doubles into work */
+} coop_kg_state;
+int coop_kg_state_of(coop_kg_method m, int64_t n, int pc, int odd, coop_kg_state *st);
 
 /* Doubles of device work space the method needs (vectors + reduction
  * partials) for n unknowns and `blocks` blocks. The caller allocates it. */
@@ -105,13 +139,14 @@ int coop_kg_default_blocks(const coop_kg_op *A, coop_kg_method m, int dev, int *
  * (single-reduction CG) or 3 (pipelined CG) more. */
 int coop_kg_barriers_per_iter(coop_kg_method m);
 
-/* The whole solve, one cooperative launch on stream (a cudaStream_t; NULL: the
- * default stream), asynchronous: synchronise before reading res, x or the
- * history. x holds x0 on entry and the solution on return; b the right-hand
- * side; work coop_kg_work_doubles(a->method, A->n, blocks) doubles; blocks at
- * most what coop_kg_max_blocks gave for this device (checked again here: a
- * grid that cannot be resident is an error, never a hang), threads what it
- * gave (a multiple of 32, at most 256). */
+/* The whole solve (or a segment of it: a->stop_at, a->resume), one
+ * cooperative launch on stream (a cudaStream_t; NULL: the default stream),
+ * asynchronous: synchronise before reading res, x or the history. x holds x0
+ * on entry and the solution on return; b the right-hand side; work
+ * coop_kg_work_doubles(a->method, A->n, blocks) doubles; blocks at most what
+ * coop_kg_max_blocks gave for this device (checked again here: a grid that
+ * cannot be resident is an error, never a hang), threads what it gave (a
+ * multiple of 32, at most 256). */
 int coop_kg_solve(const coop_kg_op *A, const coop_kg_args *a, const double *b, double *x,
                   double *work, coop_kg_result *res, int blocks, int threads, void *stream);
 

@@ -78,10 +78,9 @@ grep -q "can be resident" "$TMP/big.log" || { cat "$TMP/big.log"; fail "no co-re
 [ ! -e "$TMP/big.h5" ] || fail "output written after a refused launch"
 
 # checkpoints on the GPU: a run cut after a checkpoint and restarted ends with
-# the same bits as an uninterrupted one (Jacobi grid mode takes the k-sweep
-# kernel between checks; Krylov methods run launch mode with checkpoints, so
-# their uninterrupted reference runs launch mode too: grid mode sums in
-# another order)
+# the same bits as an uninterrupted one in the same mode (Jacobi grid mode
+# takes the k-sweep kernel between checks; a Krylov method in grid mode stops
+# its persistent kernel there; the two modes sum in other orders)
 ck() { # name ranks sync cut every options...
   name=$1 n=$2 sync=$3 cut=$4 every=$5
   shift 5
@@ -97,4 +96,28 @@ ck ck-cg 2 launch 40 20 --set problem.type=laplace --set grid.nx=200 --set grid.
   --set solver.rtol=1e-10 --set solver.pc=jacobi
 ck ck-cgsr 1 launch 40 20 --set problem.type=laplace --set grid.nx=200 --set grid.ny=150 --set solver.name=cg \
   --set solver.rtol=1e-10 --set solver.cg_single_reduction=true
+# grid mode checkpoints too: the persistent kernel stops for the checkpoint
+# and a restart resumes it, bit for bit against an uninterrupted grid-mode run
+lap="--set problem.type=laplace --set grid.nx=200 --set grid.ny=150 --set solver.rtol=1e-10"
+for m in cg cgsr pipecg bicgstab; do
+  case $m in
+    cgsr) opts="--set solver.name=cg --set solver.cg_single_reduction=true" ;;
+    *) opts="--set solver.name=$m" ;;
+  esac
+  ck ck-grid-$m 1 grid 40 20 $lap $opts
+  for run in full cut rest; do
+    [ "$(mode_of "$TMP/ck-grid-$m-$run.h5")" = grid ] || fail "ck-grid-$m: the $run run is not grid mode"
+  done
+done
+# ... and only grid mode goes on from a grid-mode checkpoint (and vice versa)
+what="grid checkpoint on the host"
+coop_expect_input_error "$TMP" 1 \
+  "--restart ck-grid-cg-cut.ckpt.h5: a checkpoint of a solve in grid mode" "run.sync = grid" \
+  "$INPUTS/quickstart.ini" $lap --set solver.name=cg --restart ck-grid-cg-cut.ckpt.h5
+if coop_mpirun 1 "$COOPSOLVE" --backend cuda --set run.sync=grid "$INPUTS/quickstart.ini" $lap \
+  --set solver.name=cg --set solver.cg_single_reduction=true --restart "$TMP/ck-cgsr-cut.ckpt.h5" \
+  --output "$TMP/mixed.h5" >"$TMP/mixed.log" 2>&1; then
+  fail "a launch-mode checkpoint was resumed in grid mode"
+fi
+grep -q "run.sync = launch" "$TMP/mixed.log" || { cat "$TMP/mixed.log"; fail "no run.sync message"; }
 echo "gpu: all cases passed"
