@@ -522,6 +522,15 @@ static void test_bad_written(void) {
   p = write_file("index_junk.mtx",
                  "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2a 1\n");
   expect_bad_matrix(p, 3, "column index '2a' is not an integer: expected 1 to 3");
+  /* Duplicates summing past DBL_MAX (found by tests/fuzz): the line of the entry that
+   * overflowed, also for the mirror of a symmetric entry, and only for its row's reader. */
+  p = write_file("sum_sym.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n"
+                                "3 2 -1e308\n1 1 1\n3 2 -1e308\n");
+  expect_bad_matrix(p, 5, "duplicate entries at (2,3) sum to a value that is not finite");
+  coop_mm_matrix m;
+  EXPECT_BAD(coop_mm_read(p, 2, 3, &m), p, 5, "duplicate entries at (3,2) sum");
+  CU_ASSERT_EQUAL(coop_mm_read(p, 0, 1, &m), 0);
+  coop_mm_free(&m);
 }
 
 /* ---- vectors ------------------------------------------------------------------------ */
@@ -574,6 +583,11 @@ static void test_vectors(void) {
   EXPECT_BAD(coop_mm_read_vector(p, 1, 0, 1, out), p, 1, "expected general");
   p = write_file("v_trunc.mtx", "%%MatrixMarket matrix array real general\n1000 1\n1\n");
   EXPECT_BAD(coop_mm_read_vector(p, 1000, 0, 4, out), p, 2, "announces 1000 values but");
+  p = write_file("v_sum.mtx", "%%MatrixMarket matrix coordinate real general\n3 1 3\n"
+                              "2 1 1e308\n1 1 0\n2 1 1e308\n");
+  EXPECT_BAD(coop_mm_read_vector(p, 3, 0, 3, out), p, 5,
+             "duplicate entries at (2,1) sum to a value that is not finite");
+  CU_ASSERT_EQUAL(coop_mm_read_vector(p, 3, 2, 3, out), 0);
   p = path_in(ctx.dir, "v_missing.mtx");
   EXPECT_BAD(coop_mm_read_vector(p, 3, 0, 3, out), p, -1, strerror(ENOENT));
   CU_ASSERT_EQUAL(coop_mm_read_vector(arr, 4, 3, 2, out), COOP_ERR_RUNTIME);
