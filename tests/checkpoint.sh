@@ -86,6 +86,12 @@ grep -q "stopped by SIGTERM" sig.out || fail "SIGTERM: no message"
 [ "$(cat sig.h5)" = previous ] || fail "SIGTERM: the previous output was touched"
 it=$($PY -c 'import h5py; print(int(h5py.File("sig.ckpt.h5")["checkpoint"].attrs["iteration"]))')
 [ "$it" -gt 0 ] || fail "SIGTERM: checkpoint at iteration $it"
+# the checkpoint keeps the history up to its iteration, as /history of an output
+$PY - "$it" <<'EOF' || fail "SIGTERM: the checkpoint's /history does not end at iteration $it"
+import sys, h5py
+h = h5py.File("sig.ckpt.h5")["history"]
+assert h["iteration"][-1] == int(sys.argv[1]) and len(h["residual"]) == len(h["iteration"]) > 1
+EOF
 # the restart, stopped at the same count as a run that went straight there
 run sig-rest 2 $long --restart sig.ckpt.h5 --set solver.max_iter=$((it + 300))
 run sig-full 2 $long --set solver.max_iter=$((it + 300))

@@ -189,7 +189,7 @@ done:
 static int write_tmp(const char *tmp, const coop_comm *c, const coop_ckpt_layout *L,
                      const coop_ckpt_data *d) {
   int st = 0;
-  hid_t fapl = -1, f = -1, g = -1, gs = -1;
+  hid_t fapl = -1, f = -1, g = -1, gs = -1, gh = -1;
   char created[32] = "";
   const time_t now = time(NULL);
   struct tm tmv;
@@ -210,11 +210,15 @@ static int write_tmp(const char *tmp, const coop_comm *c, const coop_ckpt_layout
   COOP_H5_ID(gs, H5Gcreate2(g, "scalars", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   for (int i = 0; i < d->nscal; i++) COOP_TRY(put_attr(gs, d->sname[i], H5T_NATIVE_DOUBLE, &d->sval[i]));
   for (int i = 0; i < d->nvec; i++) COOP_TRY(vector_io(g, d->vname[i], L, d->vdata[i], 1));
-  COOP_TRY(small_io(g, "history_iteration", H5T_NATIVE_INT64, H5T_STD_I64LE, d->hist_iter,
+  /* /history as in an output file: a killed job keeps its history to here */
+  COOP_H5_ID(gh, H5Gcreate2(f, "history", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  COOP_TRY(put_str(gh, "description", "the residual checks up to the checkpoint's iteration"));
+  COOP_TRY(small_io(gh, "iteration", H5T_NATIVE_INT64, H5T_STD_I64LE, d->hist_iter,
                     (hsize_t)d->hist_len, 1, c->rank));
-  COOP_TRY(small_io(g, "history_residual", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, d->hist_res,
+  COOP_TRY(small_io(gh, "residual", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, d->hist_res,
                     (hsize_t)d->hist_len, 1, c->rank));
 done:
+  COOP_H5_CLOSE(gh, H5Gclose);
   COOP_H5_CLOSE(gs, H5Gclose);
   COOP_H5_CLOSE(g, H5Gclose);
   COOP_H5_CLOSE(f, H5Fclose);
@@ -335,14 +339,15 @@ int coop_ckpt_check(const char *path, const coop_comm *c, const char *solver, co
   return coop_comm_agree(c, st);
 }
 
-static int read_open(hid_t g, const coop_comm *c, const coop_ckpt_layout *L, coop_ckpt_data *d,
+static int read_open(hid_t f, hid_t g, const coop_comm *c, const coop_ckpt_layout *L, coop_ckpt_data *d,
                      int64_t hist_cap) {
   int st = 0;
-  hid_t gs = -1, ds = -1, sp = -1;
+  hid_t gs = -1, gh = -1, ds = -1, sp = -1;
   COOP_H5_ID(gs, H5Gopen2(g, "scalars", H5P_DEFAULT));
   for (int i = 0; i < d->nscal; i++) COOP_TRY(get_attr(gs, d->sname[i], H5T_NATIVE_DOUBLE, &d->sval[i]));
   for (int i = 0; i < d->nvec; i++) COOP_TRY(vector_io(g, d->vname[i], L, d->vdata[i], 0));
-  COOP_H5_ID(ds, H5Dopen2(g, "history_iteration", H5P_DEFAULT));
+  COOP_H5_ID(gh, H5Gopen2(f, "history", H5P_DEFAULT));
+  COOP_H5_ID(ds, H5Dopen2(gh, "iteration", H5P_DEFAULT));
   COOP_H5_ID(sp, H5Dget_space(ds));
   hsize_t n = 0;
   COOP_H5_TRY(H5Sget_simple_extent_dims(sp, &n, NULL));
@@ -352,11 +357,12 @@ static int read_open(hid_t g, const coop_comm *c, const coop_ckpt_layout *L, coo
     goto done;
   }
   d->hist_len = (int64_t)n;
-  COOP_TRY(small_io(g, "history_iteration", H5T_NATIVE_INT64, H5T_STD_I64LE, d->hist_iter, n, 0, c->rank));
-  COOP_TRY(small_io(g, "history_residual", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, d->hist_res, n, 0, c->rank));
+  COOP_TRY(small_io(gh, "iteration", H5T_NATIVE_INT64, H5T_STD_I64LE, d->hist_iter, n, 0, c->rank));
+  COOP_TRY(small_io(gh, "residual", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, d->hist_res, n, 0, c->rank));
 done:
   COOP_H5_CLOSE(sp, H5Sclose);
   COOP_H5_CLOSE(ds, H5Dclose);
+  COOP_H5_CLOSE(gh, H5Gclose);
   COOP_H5_CLOSE(gs, H5Gclose);
   return st;
 }
@@ -367,7 +373,7 @@ int coop_ckpt_read(const char *path, const coop_comm *c, const coop_ckpt_layout 
   coop_h5_quiet q;
   coop_h5_quiet_begin(&q);
   int st = open_ckpt(path, c, &f, &g);
-  if (!st) st = read_open(g, c, L, d, hist_cap);
+  if (!st) st = read_open(f, g, c, L, d, hist_cap);
   if (g >= 0) H5Gclose(g);
   if (f >= 0) H5Fclose(f);
   coop_h5_quiet_end(&q);

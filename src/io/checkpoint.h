@@ -7,7 +7,8 @@
  *   /checkpoint/NAME      each vector or field, global shape (rows; or the
  *                         interior grid points, slowest axis first), doubles
  *                         (fp32 state is widened, exactly)
- *   /checkpoint/history_iteration, history_residual   the residual checks so far
+ *   /history/iteration, residual   the residual checks so far (as in an output
+ *                         file, so a killed job keeps its history to here)
  * Written under a fresh temporary name beside PATH and renamed over it when
  * whole, so the previous checkpoint stays until the new one replaces it. Both
  * calls are collective; any rank's failure is every rank's. */
