@@ -18,83 +18,11 @@
 #include "core/comm.h"
 #include "core/error.h"
 #include "io/files.h"
+#include "io/h5err.h"
 #include "io/xdmf.h"
 #ifdef COOP_HAVE_H5DS
 #include <hdf5_hl.h>
 #endif
-
-/* ---- error conversion --------------------------------------------------- */
-
-static herr_t h5_walk(unsigned n, const H5E_error2_t *e, void *text) {
-  (void)n;
-  /* Walking downward, the last entry is the innermost: the one that says why. */
-  if (e->desc && e->desc[0]) snprintf(text, 512, "%s", e->desc);
-  return 0;
-}
-
-static int h5_fail(const char *file, int line, const char *call) {
-  char text[512] = "";
-  if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, h5_walk, text) < 0) text[0] = '\0';
-  (void)H5Eclear2(H5E_DEFAULT); /* nothing left to report if clearing fails */
-  return coop_error_raise(COOP_ERR_RUNTIME, file, line, "HDF5: %s failed%s%s", call,
-                          text[0] ? ": " : "", text);
-}
-
-/* The *_TRY forms need a local int st and a done: label that releases everything. */
-#define H5_TRY(call)                                                          \
-  do {                                                                        \
-    if ((call) < 0) {                                                         \
-      st = h5_fail(__FILE__, __LINE__, #call);                                \
-      goto done;                                                              \
-    }                                                                         \
-  } while (0)
-#define H5_ID(id, call)                                                       \
-  do {                                                                        \
-    if (((id) = (call)) < 0) {                                                \
-      st = h5_fail(__FILE__, __LINE__, #call);                                \
-      goto done;                                                              \
-    }                                                                         \
-  } while (0)
-#define MPI_TRY(call)                                                         \
-  do {                                                                        \
-    const int mpi_e_ = (call);                                                \
-    if (mpi_e_ != MPI_SUCCESS) {                                              \
-      st = coop_error_mpi(mpi_e_, #call, __FILE__, __LINE__);                       \
-      goto done;                                                              \
-    }                                                                         \
-  } while (0)
-#define TRY(expr)                                                             \
-  do {                                                                        \
-    if ((st = (expr)) != 0) {                                                 \
-      st = coop_error_trace(st, __FILE__, __LINE__);                          \
-      goto done;                                                              \
-    }                                                                         \
-  } while (0)
-/* Close id if open; a failure to close is reported only when nothing failed before. */
-#define H5_CLOSE(id, fn) (st = h5_close(st, (id), (fn), __FILE__, __LINE__, #fn "(" #id ")"))
-
-static int h5_close(int st, hid_t id, herr_t (*fn)(hid_t), const char *file, int line,
-                    const char *call) {
-  if (id < 0) return st;
-  if (fn(id) < 0 && st == 0) return h5_fail(file, line, call);
-  return st;
-}
-
-/* Our messages replace HDF5's printed error stacks; restore the caller's handler after. */
-typedef struct {
-  H5E_auto2_t func;
-  void *data;
-  int saved;
-} h5_quiet;
-
-static void h5_quiet_begin(h5_quiet *q) {
-  q->saved = H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) >= 0;
-  if (q->saved) (void)H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* printing is cosmetic */
-}
-
-static void h5_quiet_end(const h5_quiet *q) {
-  if (q->saved) (void)H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
-}
 
 /* ---- agreement -------------------------------------------------------------- */
 
@@ -414,13 +342,13 @@ static int meta_build(io_meta *m, const coop_io_result *r) {
     packed = meta_pack(r, &m->ival[I_BYTES]);
     meta_scalars(m, r);
   }
-  MPI_TRY(MPI_Bcast(m->ival, N_INT, MPI_INT64_T, 0, comm));
-  MPI_TRY(MPI_Bcast(m->dval, N_DBL, MPI_DOUBLE, 0, comm));
+  COOP_MPI_TRY(MPI_Bcast(m->ival, N_INT, MPI_INT64_T, 0, comm));
+  COOP_MPI_TRY(MPI_Bcast(m->dval, N_DBL, MPI_DOUBLE, 0, comm));
   if (m->ival[I_BYTES] < 0 || m->ival[I_HIST] < 0) {
     st = COOP_ERROR(COOP_ERR_RUNTIME, "run metadata too large or out of memory on rank 0");
     goto done;
   }
-  TRY(meta_alloc(m, r));
+  COOP_TRY(meta_alloc(m, r));
   if (m->rank == 0) {
     memcpy(m->buf, packed, (size_t)m->ival[I_BYTES]);
     if (r->hist_len > 0) {
@@ -428,10 +356,10 @@ static int meta_build(io_meta *m, const coop_io_result *r) {
       memcpy(m->hist_res, r->hist_res, r->hist_len * sizeof *m->hist_res);
     }
   }
-  MPI_TRY(MPI_Bcast(m->buf, (int)m->ival[I_BYTES], MPI_CHAR, 0, comm));
-  MPI_TRY(MPI_Bcast(m->hist_iter, (int)m->ival[I_HIST], MPI_INT64_T, 0, comm));
-  MPI_TRY(MPI_Bcast(m->hist_res, (int)m->ival[I_HIST], MPI_DOUBLE, 0, comm));
-  MPI_TRY(MPI_Allgather(r->nphases ? r->phase_times : m->gathered, r->nphases, MPI_DOUBLE,
+  COOP_MPI_TRY(MPI_Bcast(m->buf, (int)m->ival[I_BYTES], MPI_CHAR, 0, comm));
+  COOP_MPI_TRY(MPI_Bcast(m->hist_iter, (int)m->ival[I_HIST], MPI_INT64_T, 0, comm));
+  COOP_MPI_TRY(MPI_Bcast(m->hist_res, (int)m->ival[I_HIST], MPI_DOUBLE, 0, comm));
+  COOP_MPI_TRY(MPI_Allgather(r->nphases ? r->phase_times : m->gathered, r->nphases, MPI_DOUBLE,
                         m->gathered, r->nphases, MPI_DOUBLE, comm));
   meta_unpack(m);
   meta_coords(m, r);
@@ -457,16 +385,16 @@ static void meta_free(io_meta *m) {
 static int attr_str(hid_t obj, const char *name, const char *value) {
   int st = 0;
   hid_t type = -1, space = -1, attr = -1;
-  H5_ID(type, H5Tcopy(H5T_C_S1));
-  H5_TRY(H5Tset_size(type, H5T_VARIABLE));
-  H5_TRY(H5Tset_cset(type, H5T_CSET_UTF8));
-  H5_ID(space, H5Screate(H5S_SCALAR));
-  H5_ID(attr, H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
-  H5_TRY(H5Awrite(attr, type, &value));
+  COOP_H5_ID(type, H5Tcopy(H5T_C_S1));
+  COOP_H5_TRY(H5Tset_size(type, H5T_VARIABLE));
+  COOP_H5_TRY(H5Tset_cset(type, H5T_CSET_UTF8));
+  COOP_H5_ID(space, H5Screate(H5S_SCALAR));
+  COOP_H5_ID(attr, H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
+  COOP_H5_TRY(H5Awrite(attr, type, &value));
 done:
-  H5_CLOSE(attr, H5Aclose);
-  H5_CLOSE(space, H5Sclose);
-  H5_CLOSE(type, H5Tclose);
+  COOP_H5_CLOSE(attr, H5Aclose);
+  COOP_H5_CLOSE(space, H5Sclose);
+  COOP_H5_CLOSE(type, H5Tclose);
   return st;
 }
 
@@ -475,12 +403,12 @@ static int attr_num(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const
                     hsize_t n) {
   int st = 0;
   hid_t space = -1, attr = -1;
-  H5_ID(space, n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR));
-  H5_ID(attr, H5Acreate2(obj, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT));
-  H5_TRY(H5Awrite(attr, mtype, data));
+  COOP_H5_ID(space, n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR));
+  COOP_H5_ID(attr, H5Acreate2(obj, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT));
+  COOP_H5_TRY(H5Awrite(attr, mtype, data));
 done:
-  H5_CLOSE(attr, H5Aclose);
-  H5_CLOSE(space, H5Sclose);
+  COOP_H5_CLOSE(attr, H5Aclose);
+  COOP_H5_CLOSE(space, H5Sclose);
   return st;
 }
 
@@ -500,23 +428,23 @@ static int small_dataset(hid_t loc, const char *name, hid_t ftype, hid_t mtype, 
                          hsize_t n, const io_xfer *x, const char *units, const char *desc) {
   int st = 0;
   hid_t space = -1, mspace = -1, dcpl = -1, dset = -1;
-  H5_ID(space, H5Screate_simple(1, &n, NULL));
-  H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
-  H5_TRY(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY)); /* parallel HDF5's choice; the same file either way */
-  H5_TRY(H5Pset_obj_track_times(dcpl, 0));
-  H5_ID(dset, H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  COOP_H5_ID(space, H5Screate_simple(1, &n, NULL));
+  COOP_H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
+  COOP_H5_TRY(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY)); /* parallel HDF5's choice; the same file either way */
+  COOP_H5_TRY(H5Pset_obj_track_times(dcpl, 0));
+  COOP_H5_ID(dset, H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
   if (n > 0) {
-    if (!x->writer) H5_TRY(H5Sselect_none(space));
-    H5_ID(mspace, H5Scopy(space));
-    H5_TRY(H5Dwrite(dset, mtype, mspace, space, x->dxpl, data));
+    if (!x->writer) COOP_H5_TRY(H5Sselect_none(space));
+    COOP_H5_ID(mspace, H5Scopy(space));
+    COOP_H5_TRY(H5Dwrite(dset, mtype, mspace, space, x->dxpl, data));
   }
-  if (units) TRY(attr_str(dset, "units", units));
-  TRY(attr_str(dset, "description", desc));
+  if (units) COOP_TRY(attr_str(dset, "units", units));
+  COOP_TRY(attr_str(dset, "description", desc));
 done:
-  H5_CLOSE(dset, H5Dclose);
-  H5_CLOSE(dcpl, H5Pclose);
-  H5_CLOSE(mspace, H5Sclose);
-  H5_CLOSE(space, H5Sclose);
+  COOP_H5_CLOSE(dset, H5Dclose);
+  COOP_H5_CLOSE(dcpl, H5Pclose);
+  COOP_H5_CLOSE(mspace, H5Sclose);
+  COOP_H5_CLOSE(space, H5Sclose);
   return st;
 }
 
@@ -524,11 +452,11 @@ done:
 static int group_create(hid_t loc, const char *name, hid_t *g) {
   int st = 0;
   hid_t gcpl = -1;
-  H5_ID(gcpl, H5Pcreate(H5P_GROUP_CREATE));
-  H5_TRY(H5Pset_obj_track_times(gcpl, 0));
-  H5_ID(*g, H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT));
+  COOP_H5_ID(gcpl, H5Pcreate(H5P_GROUP_CREATE));
+  COOP_H5_TRY(H5Pset_obj_track_times(gcpl, 0));
+  COOP_H5_ID(*g, H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT));
 done:
-  H5_CLOSE(gcpl, H5Pclose);
+  COOP_H5_CLOSE(gcpl, H5Pclose);
   return st;
 }
 
@@ -551,14 +479,14 @@ static int write_root(hid_t fid, const io_meta *m) {
 static int write_input(hid_t fid, const io_meta *m) {
   int st = 0;
   hid_t g = -1;
-  TRY(group_create(fid, "input", &g));
-  TRY(attr_str(g, "name", m->str[S_INPUT_NAME]));
-  TRY(attr_str(g, "text", m->str[S_INPUT_TEXT]));
-  TRY(attr_str(g, "resolved", m->str[S_RESOLVED]));
-  TRY(attr_str(g, "description", "the run's input: name = the input file as given, text = its "
+  COOP_TRY(group_create(fid, "input", &g));
+  COOP_TRY(attr_str(g, "name", m->str[S_INPUT_NAME]));
+  COOP_TRY(attr_str(g, "text", m->str[S_INPUT_TEXT]));
+  COOP_TRY(attr_str(g, "resolved", m->str[S_RESOLVED]));
+  COOP_TRY(attr_str(g, "description", "the run's input: name = the input file as given, text = its "
                                  "contents, resolved = every key's value and where it came from"));
 done:
-  H5_CLOSE(g, H5Gclose);
+  COOP_H5_CLOSE(g, H5Gclose);
   return st;
 }
 
@@ -575,14 +503,14 @@ static int write_coords(hid_t g, const coop_io_result *r, const double *c, int d
   snprintf(desc, sizeof desc, "%s coordinate of the stored points along dimension %d of the /fields "
            "datasets: origin + i * spacing (/grid attributes), i = 0 .. %lld", name, d,
            (long long)r->global_shape[d] - 1);
-  TRY(small_dataset(g, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, c, (hsize_t)r->global_shape[d], x,
+  COOP_TRY(small_dataset(g, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, c, (hsize_t)r->global_shape[d], x,
                     NULL, desc));
 #ifdef COOP_HAVE_H5DS
-  H5_ID(dset, H5Dopen2(g, name, H5P_DEFAULT));
-  H5_TRY(H5DSset_scale(dset, name));
+  COOP_H5_ID(dset, H5Dopen2(g, name, H5P_DEFAULT));
+  COOP_H5_TRY(H5DSset_scale(dset, name));
 #endif
 done:
-  H5_CLOSE(dset, H5Dclose);
+  COOP_H5_CLOSE(dset, H5Dclose);
   return st;
 }
 
@@ -603,18 +531,18 @@ static int write_grid(hid_t fid, const coop_io_result *r, const io_meta *m, cons
   const double *c = m->coords;
   int32_t procs[3];
   for (int d = 0; d < r->ndim; d++) procs[d] = r->proc_dims[d];
-  TRY(group_create(fid, "grid", &g));
-  TRY(attr_str(g, "axes", r->ndim == 3 ? "zyx" : r->ndim == 2 ? "yx" : "row"));
-  TRY(attr_num(g, "shape", H5T_STD_I64LE, H5T_NATIVE_INT64, r->global_shape, n));
-  TRY(attr_num(g, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_SPACING], n));
-  TRY(attr_num(g, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_ORIGIN], n));
-  TRY(attr_num(g, "decomposition", H5T_STD_I32LE, H5T_NATIVE_INT32, procs, n));
-  TRY(attr_str(g, "description", r->ndim > 1 ? grid_desc : vector_desc));
+  COOP_TRY(group_create(fid, "grid", &g));
+  COOP_TRY(attr_str(g, "axes", r->ndim == 3 ? "zyx" : r->ndim == 2 ? "yx" : "row"));
+  COOP_TRY(attr_num(g, "shape", H5T_STD_I64LE, H5T_NATIVE_INT64, r->global_shape, n));
+  COOP_TRY(attr_num(g, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_SPACING], n));
+  COOP_TRY(attr_num(g, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_ORIGIN], n));
+  COOP_TRY(attr_num(g, "decomposition", H5T_STD_I32LE, H5T_NATIVE_INT32, procs, n));
+  COOP_TRY(attr_str(g, "description", r->ndim > 1 ? grid_desc : vector_desc));
   /* a vector's "coordinates" would be 0 .. n-1: as large as the field, and no news */
   for (int d = 0; r->ndim > 1 && d < r->ndim; c += r->global_shape[d], d++)
-    TRY(write_coords(g, r, c, d, x));
+    COOP_TRY(write_coords(g, r, c, d, x));
 done:
-  H5_CLOSE(g, H5Gclose);
+  COOP_H5_CLOSE(g, H5Gclose);
   return st;
 }
 
@@ -631,21 +559,21 @@ static int write_solver(hid_t fid, const io_meta *m) {
   static const int which[] = {S_SOLVER, S_BACKEND, S_MODE, S_PRECISION, S_REASON};
   int st = 0;
   hid_t g = -1;
-  TRY(group_create(fid, "solver", &g));
-  for (int i = 0; i < 5; i++) TRY(attr_str(g, names[i], m->str[which[i]]));
-  TRY(attr_num(g, "iterations", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_ITER], 0));
-  TRY(attr_f64(g, "residual", m->dval[D_RES]));
-  TRY(attr_f64(g, "rel_residual", m->dval[D_REL]));
-  TRY(attr_f64(g, "solve_time", m->dval[D_TIME]));
-  TRY(attr_num(g, "barriers_per_iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_BARRIERS], 0));
-  if (m->dval[D_TRUE] >= 0) TRY(attr_f64(g, "true_residual", m->dval[D_TRUE]));
+  COOP_TRY(group_create(fid, "solver", &g));
+  for (int i = 0; i < 5; i++) COOP_TRY(attr_str(g, names[i], m->str[which[i]]));
+  COOP_TRY(attr_num(g, "iterations", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_ITER], 0));
+  COOP_TRY(attr_f64(g, "residual", m->dval[D_RES]));
+  COOP_TRY(attr_f64(g, "rel_residual", m->dval[D_REL]));
+  COOP_TRY(attr_f64(g, "solve_time", m->dval[D_TIME]));
+  COOP_TRY(attr_num(g, "barriers_per_iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_BARRIERS], 0));
+  if (m->dval[D_TRUE] >= 0) COOP_TRY(attr_f64(g, "true_residual", m->dval[D_TRUE]));
   if (m->ival[I_EXACT]) {
-    TRY(attr_f64(g, "error_max", m->dval[D_EMAX]));
-    TRY(attr_f64(g, "error_l2", m->dval[D_EL2]));
+    COOP_TRY(attr_f64(g, "error_max", m->dval[D_EMAX]));
+    COOP_TRY(attr_f64(g, "error_l2", m->dval[D_EL2]));
   }
-  TRY(attr_str(g, "description", solver_desc));
+  COOP_TRY(attr_str(g, "description", solver_desc));
 done:
-  H5_CLOSE(g, H5Gclose);
+  COOP_H5_CLOSE(g, H5Gclose);
   return st;
 }
 
@@ -661,11 +589,11 @@ static const char hist_rec_desc[] =
 static int residual_kind(hid_t h, int true_res) {
   int st = 0;
   hid_t d = -1;
-  H5_ID(d, H5Dopen2(h, "residual", H5P_DEFAULT));
-  TRY(attr_str(d, "kind", true_res ? "true" : "recurrence"));
-  TRY(attr_str(d, "norm", "2"));
+  COOP_H5_ID(d, H5Dopen2(h, "residual", H5P_DEFAULT));
+  COOP_TRY(attr_str(d, "kind", true_res ? "true" : "recurrence"));
+  COOP_TRY(attr_str(d, "norm", "2"));
 done:
-  H5_CLOSE(d, H5Dclose);
+  COOP_H5_CLOSE(d, H5Dclose);
   return st;
 }
 
@@ -674,25 +602,25 @@ static int write_series(hid_t fid, const io_meta *m, const io_xfer *x) {
   hid_t h = -1, t = -1;
   const hsize_t nh = (hsize_t)m->ival[I_HIST];
   const int true_res = m->ival[I_HIST_TRUE] != 0;
-  TRY(group_create(fid, "history", &h));
-  TRY(attr_str(h, "description", "the residual checks of the solve, in order: residual[k] was "
+  COOP_TRY(group_create(fid, "history", &h));
+  COOP_TRY(attr_str(h, "description", "the residual checks of the solve, in order: residual[k] was "
                                  "measured after iteration[k] iterations"));
-  TRY(small_dataset(h, "iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, m->hist_iter, nh, x, NULL,
+  COOP_TRY(small_dataset(h, "iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, m->hist_iter, nh, x, NULL,
                     "iterations completed when the residual was checked (0: the initial guess)"));
-  TRY(small_dataset(h, "residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->hist_res, nh, x, NULL,
+  COOP_TRY(small_dataset(h, "residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->hist_res, nh, x, NULL,
                     true_res ? hist_true_desc : hist_rec_desc));
-  TRY(residual_kind(h, true_res));
-  TRY(group_create(fid, "timing", &t));
-  TRY(attr_str(t, "description", "wall-clock seconds per phase of the run: one dataset per phase, "
+  COOP_TRY(residual_kind(h, true_res));
+  COOP_TRY(group_create(fid, "timing", &t));
+  COOP_TRY(attr_str(t, "description", "wall-clock seconds per phase of the run: one dataset per phase, "
                                  "one value per rank (index = MPI rank)"));
   for (int p = 0; p < m->nphases; p++)
-    TRY(small_dataset(t, m->phase[p], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->timing[p * m->size],
+    COOP_TRY(small_dataset(t, m->phase[p], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->timing[p * m->size],
                       (hsize_t)m->size, x, "s",
                       "seconds this rank spent in the phase the dataset is named for, one value "
                       "per rank (index = MPI rank)"));
 done:
-  H5_CLOSE(t, H5Gclose);
-  H5_CLOSE(h, H5Gclose);
+  COOP_H5_CLOSE(t, H5Gclose);
+  COOP_H5_CLOSE(h, H5Gclose);
   return st;
 }
 
@@ -740,19 +668,19 @@ static int attach_coords(hid_t fid, hid_t dset, const coop_io_result *r) {
     snprintf(path, sizeof path, "grid/%s", axis_name(r->ndim, d));
     snprintf(names + strlen(names), sizeof names - strlen(names), "%s/%s", d ? " " : "", path);
 #ifdef COOP_HAVE_H5DS
-    H5_ID(scale, H5Dopen2(fid, path, H5P_DEFAULT));
-    H5_TRY(H5DSattach_scale(dset, scale, (unsigned)d));
-    H5_TRY(H5DSset_label(dset, (unsigned)d, axis_name(r->ndim, d)));
-    H5_CLOSE(scale, H5Dclose);
+    COOP_H5_ID(scale, H5Dopen2(fid, path, H5P_DEFAULT));
+    COOP_H5_TRY(H5DSattach_scale(dset, scale, (unsigned)d));
+    COOP_H5_TRY(H5DSset_label(dset, (unsigned)d, axis_name(r->ndim, d)));
+    COOP_H5_CLOSE(scale, H5Dclose);
     scale = -1;
     if (st) goto done;
 #else
     (void)fid;
 #endif
   }
-  TRY(attr_str(dset, "coordinates", names));
+  COOP_TRY(attr_str(dset, "coordinates", names));
 done:
-  H5_CLOSE(scale, H5Dclose);
+  COOP_H5_CLOSE(scale, H5Dclose);
   return st;
 }
 
@@ -769,19 +697,19 @@ static int create_field(hid_t fid, hid_t g, hid_t space, const coop_io_result *r
   hid_t dcpl = -1, dset = -1;
   hsize_t chunk[3] = {0, 0, 0};
   chunk_dims(r, f->is_float ? 4 : 8, chunk);
-  H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
-  H5_TRY(H5Pset_chunk(dcpl, r->ndim, chunk));
+  COOP_H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
+  COOP_H5_TRY(H5Pset_chunk(dcpl, r->ndim, chunk));
   /* Early allocation is what parallel HDF5 does anyway: the same file either way.
    * Every point is written, so a fill pass would only cost time. */
-  H5_TRY(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY));
-  H5_TRY(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER));
-  H5_TRY(H5Pset_obj_track_times(dcpl, 0));
-  H5_ID(dset, H5Dcreate2(g, f->name, f->is_float ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, space,
+  COOP_H5_TRY(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY));
+  COOP_H5_TRY(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER));
+  COOP_H5_TRY(H5Pset_obj_track_times(dcpl, 0));
+  COOP_H5_ID(dset, H5Dcreate2(g, f->name, f->is_float ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, space,
                          H5P_DEFAULT, dcpl, H5P_DEFAULT));
-  TRY(describe_field(fid, dset, r, f));
+  COOP_TRY(describe_field(fid, dset, r, f));
 done:
-  H5_CLOSE(dset, H5Dclose);
-  H5_CLOSE(dcpl, H5Pclose);
+  COOP_H5_CLOSE(dset, H5Dclose);
+  COOP_H5_CLOSE(dcpl, H5Pclose);
   return st;
 }
 
@@ -790,14 +718,14 @@ static int create_fields(hid_t fid, const coop_io_result *r) {
   hid_t g = -1, space = -1;
   hsize_t dims[3];
   for (int d = 0; d < r->ndim; d++) dims[d] = (hsize_t)r->global_shape[d];
-  TRY(group_create(fid, "fields", &g));
-  H5_ID(space, H5Screate_simple(r->ndim, dims, NULL));
-  TRY(attr_str(g, "description", "the solution (and other fields) on all points, global shape; "
+  COOP_TRY(group_create(fid, "fields", &g));
+  COOP_H5_ID(space, H5Screate_simple(r->ndim, dims, NULL));
+  COOP_TRY(attr_str(g, "description", "the solution (and other fields) on all points, global shape; "
                                  "each dataset says what it is and which points it holds"));
-  for (int i = 0; i < r->nfields; i++) TRY(create_field(fid, g, space, r, &r->fields[i]));
+  for (int i = 0; i < r->nfields; i++) COOP_TRY(create_field(fid, g, space, r, &r->fields[i]));
 done:
-  H5_CLOSE(space, H5Sclose);
-  H5_CLOSE(g, H5Gclose);
+  COOP_H5_CLOSE(space, H5Sclose);
+  COOP_H5_CLOSE(g, H5Gclose);
   return st;
 }
 
@@ -812,32 +740,32 @@ static int write_block(hid_t g, const coop_io_result *r, const coop_io_field *f,
     count[d] = (hsize_t)r->local_shape[d];
     n *= count[d];
   }
-  H5_ID(dset, H5Dopen2(g, f->name, H5P_DEFAULT));
-  H5_ID(fspace, H5Dget_space(dset));
+  COOP_H5_ID(dset, H5Dopen2(g, f->name, H5P_DEFAULT));
+  COOP_H5_ID(fspace, H5Dget_space(dset));
   if (n > 0) {
-    H5_TRY(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL));
-    H5_ID(mspace, H5Screate_simple(r->ndim, count, NULL));
+    COOP_H5_TRY(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL));
+    COOP_H5_ID(mspace, H5Screate_simple(r->ndim, count, NULL));
   } else {
-    H5_TRY(H5Sselect_none(fspace));
-    H5_ID(mspace, H5Screate_simple(1, &one, NULL));
-    H5_TRY(H5Sselect_none(mspace));
+    COOP_H5_TRY(H5Sselect_none(fspace));
+    COOP_H5_ID(mspace, H5Screate_simple(1, &one, NULL));
+    COOP_H5_TRY(H5Sselect_none(mspace));
   }
-  H5_TRY(H5Dwrite(dset, f->is_float ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, mspace, fspace, dxpl,
+  COOP_H5_TRY(H5Dwrite(dset, f->is_float ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, mspace, fspace, dxpl,
                   n > 0 ? f->data : (const void *)&dummy));
 done:
-  H5_CLOSE(mspace, H5Sclose);
-  H5_CLOSE(fspace, H5Sclose);
-  H5_CLOSE(dset, H5Dclose);
+  COOP_H5_CLOSE(mspace, H5Sclose);
+  COOP_H5_CLOSE(fspace, H5Sclose);
+  COOP_H5_CLOSE(dset, H5Dclose);
   return st;
 }
 
 static int write_blocks(hid_t fid, const coop_io_result *r, hid_t dxpl) {
   int st = 0;
   hid_t g = -1;
-  H5_ID(g, H5Gopen2(fid, "fields", H5P_DEFAULT));
-  for (int i = 0; i < r->nfields; i++) TRY(write_block(g, r, &r->fields[i], dxpl));
+  COOP_H5_ID(g, H5Gopen2(fid, "fields", H5P_DEFAULT));
+  for (int i = 0; i < r->nfields; i++) COOP_TRY(write_block(g, r, &r->fields[i], dxpl));
 done:
-  H5_CLOSE(g, H5Gclose);
+  COOP_H5_CLOSE(g, H5Gclose);
   return st;
 }
 
@@ -854,12 +782,12 @@ done:
 static int make_fapl(MPI_Comm comm, hid_t *out) {
   int st = 0;
   hid_t fapl = -1;
-  H5_ID(fapl, H5Pcreate(H5P_FILE_ACCESS));
-  H5_TRY(H5Pset_libver_bounds(fapl, COOP_LIBVER_LOW, COOP_LIBVER_HIGH));
+  COOP_H5_ID(fapl, H5Pcreate(H5P_FILE_ACCESS));
+  COOP_H5_TRY(H5Pset_libver_bounds(fapl, COOP_LIBVER_LOW, COOP_LIBVER_HIGH));
 #ifdef H5_HAVE_PARALLEL
-  H5_TRY(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
+  COOP_H5_TRY(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
 #if H5_VERSION_GE(1, 10, 0)
-  H5_TRY(H5Pset_coll_metadata_write(fapl, 1));
+  COOP_H5_TRY(H5Pset_coll_metadata_write(fapl, 1));
 #endif
 #else
   (void)comm;
@@ -867,7 +795,7 @@ static int make_fapl(MPI_Comm comm, hid_t *out) {
   *out = fapl;
   fapl = -1;
 done:
-  H5_CLOSE(fapl, H5Pclose);
+  COOP_H5_CLOSE(fapl, H5Pclose);
   return st;
 }
 
@@ -879,19 +807,19 @@ static int open_file(const char *tmp, int create, hid_t fapl, hid_t *fid) {
   hid_t fcpl = -1;
   *fid = -1;
   if (create) {
-    H5_ID(fcpl, H5Pcreate(H5P_FILE_CREATE));
-    H5_TRY(H5Pset_obj_track_times(fcpl, 0)); /* for the root group */
+    COOP_H5_ID(fcpl, H5Pcreate(H5P_FILE_CREATE));
+    COOP_H5_TRY(H5Pset_obj_track_times(fcpl, 0)); /* for the root group */
   }
   *fid = create ? H5Fcreate(tmp, H5F_ACC_EXCL, fcpl, fapl) : H5Fopen(tmp, H5F_ACC_RDWR, fapl);
   if (*fid < 0) {
     const char *fn = create ? "H5Fcreate" : "H5Fopen";
     char *call = malloc(strlen(fn) + strlen(tmp) + 5);
     if (call) sprintf(call, "%s(\"%s\")", fn, tmp);
-    st = h5_fail(__FILE__, __LINE__, call ? call : fn);
+    st = coop_h5_fail(__FILE__, __LINE__, call ? call : fn);
     free(call);
   }
 done:
-  H5_CLOSE(fcpl, H5Pclose);
+  COOP_H5_CLOSE(fcpl, H5Pclose);
   return st;
 }
 
@@ -905,9 +833,9 @@ static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *
   int st = 0, open = 0;
   hid_t fapl = -1, dxpl = -1, fid = -1;
   st = make_fapl(r->comm, &fapl);
-  if (!st && (dxpl = H5Pcreate(H5P_DATASET_XFER)) < 0) st = h5_fail(__FILE__, __LINE__, "H5Pcreate");
+  if (!st && (dxpl = H5Pcreate(H5P_DATASET_XFER)) < 0) st = coop_h5_fail(__FILE__, __LINE__, "H5Pcreate");
   if (!st && H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0)
-    st = h5_fail(__FILE__, __LINE__, "H5Pset_dxpl_mpio");
+    st = coop_h5_fail(__FILE__, __LINE__, "H5Pset_dxpl_mpio");
   if (!st) st = open_file(io->nm->tmp, 1, fapl, &fid);
   st = settle(io, st, fid >= 0, &open);
   const io_xfer x = {dxpl, m->rank == 0};
@@ -920,12 +848,12 @@ static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *
   }
   if (!st) { /* collective: every rank that opened it closes it */
     const int closed = H5Fclose(fid) >= 0;
-    st = settle(io, closed ? 0 : h5_fail(__FILE__, __LINE__, "H5Fclose"), !closed, &open);
+    st = settle(io, closed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fclose"), !closed, &open);
   }
   if (st && open)
     coop_error_set_fatal(); /* fid stays open: closing it would hang */
-  H5_CLOSE(dxpl, H5Pclose);
-  H5_CLOSE(fapl, H5Pclose);
+  COOP_H5_CLOSE(dxpl, H5Pclose);
+  COOP_H5_CLOSE(fapl, H5Pclose);
   return st;
 }
 #else
@@ -935,7 +863,7 @@ static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *
 static int close_file(int st, hid_t fid) {
   if (fid < 0 || H5Fclose(fid) >= 0) return st;
   coop_error_set_fatal();
-  return st ? st : h5_fail(__FILE__, __LINE__, "H5Fclose");
+  return st ? st : coop_h5_fail(__FILE__, __LINE__, "H5Fclose");
 }
 
 /* Rank 0 creates the file with all metadata and empty datasets. */
@@ -943,26 +871,26 @@ static int serial_create(const char *tmp, const coop_io_result *r, const io_meta
   int st = 0;
   hid_t fapl = -1, fid = -1;
   const io_xfer x = {H5P_DEFAULT, 1};
-  TRY(make_fapl(r->comm, &fapl));
-  TRY(open_file(tmp, 1, fapl, &fid));
-  TRY(write_meta(fid, r, m, &x));
-  TRY(create_fields(fid, r));
+  COOP_TRY(make_fapl(r->comm, &fapl));
+  COOP_TRY(open_file(tmp, 1, fapl, &fid));
+  COOP_TRY(write_meta(fid, r, m, &x));
+  COOP_TRY(create_fields(fid, r));
 done:
   st = close_file(st, fid);
-  H5_CLOSE(fapl, H5Pclose);
+  COOP_H5_CLOSE(fapl, H5Pclose);
   return st;
 }
 
 static int serial_blocks(const io_ctx *io, const coop_io_result *r) {
   int st = 0;
   hid_t fapl = -1, fid = -1;
-  TRY(injected(io, "write"));
-  TRY(make_fapl(r->comm, &fapl));
-  TRY(open_file(io->nm->tmp, 0, fapl, &fid));
-  TRY(write_blocks(fid, r, H5P_DEFAULT));
+  COOP_TRY(injected(io, "write"));
+  COOP_TRY(make_fapl(r->comm, &fapl));
+  COOP_TRY(open_file(io->nm->tmp, 0, fapl, &fid));
+  COOP_TRY(write_blocks(fid, r, H5P_DEFAULT));
 done:
   st = close_file(st, fid);
-  H5_CLOSE(fapl, H5Pclose);
+  COOP_H5_CLOSE(fapl, H5Pclose);
   return st;
 }
 
@@ -1007,7 +935,7 @@ static int finish(const io_ctx *io, const coop_io_result *r, int xdmf) {
 int coop_io_write(const char *path, const coop_io_result *r, int xdmf) {
   coop_outnames nm;
   io_meta m;
-  h5_quiet q;
+  coop_h5_quiet q;
   int st, named = 0;
   if (!path || !r || r->comm == MPI_COMM_NULL)
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_io_write: no path, result or communicator");
@@ -1024,9 +952,9 @@ int coop_io_write(const char *path, const coop_io_result *r, int xdmf) {
   named = !st;
   if (!st) st = meta_build(&m, r);
   if (!st) {
-    h5_quiet_begin(&q);
+    coop_h5_quiet_begin(&q);
     st = write_file(&io, r, &m);
-    h5_quiet_end(&q);
+    coop_h5_quiet_end(&q);
   }
   if (!st) st = finish(&io, r, xdmf); /* a failed rename has removed what it did not rename */
   else if (named && m.rank == 0) coop_outnames_discard(&nm);
@@ -1050,33 +978,33 @@ static int read_all(hid_t dset, const char *path, const char *name, double **dat
   hsize_t dims[3];
   size_t n = 1;
   double *buf = NULL;
-  H5_ID(type, H5Dget_type(dset));
+  COOP_H5_ID(type, H5Dget_type(dset));
   if (H5Tget_class(type) != H5T_FLOAT) {
     st = COOP_ERROR(COOP_ERR_RUNTIME, "%s: /fields/%s is not floating-point", path, name);
     goto done;
   }
-  H5_ID(space, H5Dget_space(dset));
-  H5_TRY(nd = H5Sget_simple_extent_ndims(space));
+  COOP_H5_ID(space, H5Dget_space(dset));
+  COOP_H5_TRY(nd = H5Sget_simple_extent_ndims(space));
   if (nd < 1 || nd > 3) {
     st = COOP_ERROR(COOP_ERR_RUNTIME, "%s: /fields/%s has %d dimensions, expected 1 to 3", path,
                     name, nd);
     goto done;
   }
-  H5_TRY(H5Sget_simple_extent_dims(space, dims, NULL));
+  COOP_H5_TRY(H5Sget_simple_extent_dims(space, dims, NULL));
   for (int d = 0; d < nd; d++) n *= dims[d];
   if (!(buf = malloc(n ? n * sizeof *buf : 1))) {
     st = COOP_ERROR(COOP_ERR_RUNTIME, "out of memory for %zu values", n);
     goto done;
   }
-  if (n) H5_TRY(H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+  if (n) COOP_H5_TRY(H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
   *ndim = nd;
   for (int d = 0; d < 3; d++) shape[d] = d < nd ? (int64_t)dims[d] : 1;
   *data = buf;
   buf = NULL;
 done:
   free(buf);
-  H5_CLOSE(space, H5Sclose);
-  H5_CLOSE(type, H5Tclose);
+  COOP_H5_CLOSE(space, H5Sclose);
+  COOP_H5_CLOSE(type, H5Tclose);
   return st;
 }
 
@@ -1084,19 +1012,19 @@ int coop_io_read_field(const char *path, const char *name, double **data, int *n
                        int64_t shape[3]) {
   int st = 0;
   hid_t fid = -1, g = -1, dset = -1;
-  h5_quiet q;
+  coop_h5_quiet q;
   if (!path || !name || !data || !ndim || !shape)
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_io_read_field: missing argument");
   *data = NULL;
-  h5_quiet_begin(&q);
-  H5_ID(fid, H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT));
-  H5_ID(g, H5Gopen2(fid, "fields", H5P_DEFAULT));
-  H5_ID(dset, H5Dopen2(g, name, H5P_DEFAULT));
-  TRY(read_all(dset, path, name, data, ndim, shape));
+  coop_h5_quiet_begin(&q);
+  COOP_H5_ID(fid, H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT));
+  COOP_H5_ID(g, H5Gopen2(fid, "fields", H5P_DEFAULT));
+  COOP_H5_ID(dset, H5Dopen2(g, name, H5P_DEFAULT));
+  COOP_TRY(read_all(dset, path, name, data, ndim, shape));
 done:
-  H5_CLOSE(dset, H5Dclose);
-  H5_CLOSE(g, H5Gclose);
-  H5_CLOSE(fid, H5Fclose);
-  h5_quiet_end(&q);
+  COOP_H5_CLOSE(dset, H5Dclose);
+  COOP_H5_CLOSE(g, H5Gclose);
+  COOP_H5_CLOSE(fid, H5Fclose);
+  coop_h5_quiet_end(&q);
   return st;
 }
