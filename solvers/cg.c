@@ -76,7 +76,7 @@ static int cgsr_body(coop_solve *sv, krylov_data *k, double start) {
                               {&gamma, &delta, &gamma_old, &alpha_old}, 5, {"x", "r", "w", "s", "p"},
                               {sv->x, r, w, s, p}, NULL};
   int64_t it0 = 0;
-  int resumed, stop;
+  int resumed, done;
   COOP_CHECK(coop_ckpt_resume(sv, &cs, &it0, &resumed));
   if (resumed) {
     if (z != r) COOP_CHECK(coop_krylov_pc(k, r, z));
@@ -89,23 +89,10 @@ static int cgsr_body(coop_solve *sv, krylov_data *k, double start) {
     gamma = v[0], delta = v[1], rr = v[2];
   }
   for (int64_t it = it0;; it++) {
-    if (!resumed || it > it0) { /* a resumed run made this check before */
-      const double rn = sqrt(rr);
-      if (it == 0 ? coop_krylov_start(sv, rn, start) : coop_krylov_check(sv, it, rn, start)) return 0;
-      if (it > 0) COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
-      if (it > 0 && stop) return 0;
-    }
-    if (gamma < 0.0) {
-      sv->ctl.reason = COOP_DIVERGED_INDEFINITE_PC;
-      return 0;
-    }
-    const double beta = it == 0 ? 0.0 : gamma / gamma_old;
-    const double den = it == 0 ? delta : delta - beta * gamma / alpha_old;
-    if (!(den > 0.0)) {
-      sv->ctl.reason = isnan(den) ? COOP_DIVERGED_NAN : COOP_DIVERGED_INDEFINITE_MAT;
-      return 0;
-    }
-    const double alpha = gamma / den;
+    double alpha, beta; /* a resumed run made its first iteration's check before */
+    COOP_CHECK(coop_krylov_cg1_top(sv, it, resumed && it == it0, rr, gamma, delta, gamma_old, alpha_old,
+                                   &cs, start, &alpha, &beta, &done));
+    if (done) return 0;
     COOP_CHECK(coop_vec_aypx(p, beta, z)); /* p = z + beta p (p = 0 before the first) */
     COOP_CHECK(coop_vec_aypx(s, beta, w));
     COOP_CHECK(coop_vec_axpy(sv->x, alpha, p));

@@ -221,6 +221,32 @@ int coop_krylov_check(coop_solve *sv, int64_t it, double rn, double start) {
   return c->reason;
 }
 
+int coop_krylov_cg1_top(coop_solve *sv, int64_t it, int checked, double rr, double gamma, double delta,
+                        double gamma_old, double alpha_old, const coop_ckpt_state *cs, double start,
+                        double *alpha, double *beta, int *done) {
+  *done = 1;
+  if (!checked) {
+    const double rn = sqrt(rr);
+    if (it == 0 ? coop_krylov_start(sv, rn, start) : coop_krylov_check(sv, it, rn, start)) return 0;
+    int stop = 0;
+    if (it > 0) COOP_CHECK(coop_ckpt_point(sv, it, cs, &stop));
+    if (stop) return 0;
+  }
+  if (gamma < 0.0) {
+    sv->ctl.reason = COOP_DIVERGED_INDEFINITE_PC;
+    return 0;
+  }
+  *beta = it == 0 ? 0.0 : gamma / gamma_old;
+  const double den = it == 0 ? delta : delta - *beta * gamma / alpha_old; /* (p, A p) */
+  if (!(den > 0.0)) {
+    sv->ctl.reason = isnan(den) ? COOP_DIVERGED_NAN : COOP_DIVERGED_INDEFINITE_MAT;
+    return 0;
+  }
+  *alpha = gamma / den;
+  *done = 0;
+  return 0;
+}
+
 #if COOP_HAVE_CUDA
 /* Grid mode runs in segments when the checkpoint service is there: the
  * persistent kernel stops where a checkpoint is due (every `every`

@@ -4,6 +4,7 @@
 #ifndef COOP_KRYLOV_H
 #define COOP_KRYLOV_H
 
+#include "solvers/checkpoint.h"
 #include "solvers/solver.h"
 
 #define KRYLOV_MAX_VECS 10
@@ -34,5 +35,15 @@ int coop_krylov_run(coop_solve *sv, krylov_data *k, int (*body)(coop_solve *, kr
 int coop_krylov_start(coop_solve *sv, double rn, double start);
 /* Later checks: history, monitor, stop test; returns the reason. */
 int coop_krylov_check(coop_solve *sv, int64_t it, double rn, double start);
+
+/* The top of iteration it of the one-reduction CG forms (cg.c with
+ * solver.cg_single_reduction, pipecg.c): the check of ||r|| = sqrt(rr) and the
+ * checkpoint point (not when `checked`: the iteration a restart resumed at),
+ * then beta and alpha from gamma = (r, u), delta = (w, u) and the previous
+ * gamma and alpha. *done = 1 when the solve ends here (sv->ctl.reason, or a
+ * signal). */
+int coop_krylov_cg1_top(coop_solve *sv, int64_t it, int checked, double rr, double gamma, double delta,
+                        double gamma_old, double alpha_old, const coop_ckpt_state *cs, double start,
+                        double *alpha, double *beta, int *done);
 
 #endif
