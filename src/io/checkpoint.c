@@ -162,7 +162,7 @@ static int small_io(hid_t g, const char *name, hid_t mtype, hid_t ftype, void *d
     COOP_H5_ID(fs, H5Dget_space(ds));
     COOP_H5_TRY(H5Sget_simple_extent_dims(fs, dims, NULL));
     if (dims[0] != n) {
-      st = coop_error_input("checkpoint dataset /checkpoint/%s has %llu entries, not %llu", name,
+      st = coop_error_input("checkpoint dataset %s has %llu entries, not %llu", name,
                             (unsigned long long)dims[0], (unsigned long long)n);
       goto done;
     }
