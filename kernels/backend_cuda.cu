@@ -56,6 +56,35 @@ int cu_download(coop_backend *b, void *dst, const void *src, size_t bytes) {
   return 0;
 }
 
+static_assert(sizeof(cudaIpcMemHandle_t) == COOP_IPC_HANDLE_BYTES, "IPC handle size");
+
+int cu_ipc_export(coop_backend *b, void *p, void *handle) {
+  (void)b;
+  COOP_CUDA(cudaIpcGetMemHandle((cudaIpcMemHandle_t *)handle, p));
+  return 0;
+}
+
+int cu_ipc_open(coop_backend *b, const void *handle, void **p) {
+  (void)b;
+  cudaIpcMemHandle_t h;
+  memcpy(&h, handle, sizeof h);
+  *p = NULL;
+  /* peer access over NVLink where the peer is another GPU */
+  COOP_CUDA(cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess));
+  return 0;
+}
+
+void cu_ipc_close(coop_backend *b, void *p) {
+  (void)b;
+  if (p) cudaIpcCloseMemHandle(p);
+}
+
+int cu_copy(coop_backend *b, void *dst, const void *src, size_t bytes) {
+  if (!bytes) return 0;
+  COOP_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, ctx_of(b)->stream));
+  return 0;
+}
+
 int cu_sync(coop_backend *b) {
   COOP_CUDA(cudaStreamSynchronize(ctx_of(b)->stream));
   return 0;
@@ -139,6 +168,10 @@ extern "C" int coop_backend_cuda_create(int device, coop_backend **out) {
   b->event_wait = cu_event_wait;
   b->pack = cu_pack;
   b->unpack = cu_unpack;
+  b->ipc_export = cu_ipc_export;
+  b->ipc_open = cu_ipc_open;
+  b->ipc_close = cu_ipc_close;
+  b->copy = cu_copy;
   b->destroy = cu_destroy;
   int rc = setup(b, device, c);
   if (rc) {

@@ -1,22 +1,13 @@
-/* Jacobi sweeps, residual and halo pack/unpack of the Poisson stencil on the
- * GPU: one kernel per step, and k sweeps in one persistent cooperative launch
- * (grid.sync() between sweeps). Device code is in kernels/stencil.cuh. */
-#include <cooperative_groups.h>
+/* Residual and halo pack/unpack of the Poisson stencil on stored fields, on
+ * the GPU. Device code is in kernels/stencil.cuh; the relaxation step
+ * (Jacobi, heat) in kernels/stencil_relax.cu. */
 #include <math.h>
 
 #include "kernels/cuda_check.cuh"
 #include "kernels/stencil.cuh"
 #include "kernels/stencil_cuda.h"
 
-namespace cg = cooperative_groups;
-
 namespace {
-
-template <typename T, int DIM>
-__global__ void sweep_kernel(Dev p, Reg r, const T *__restrict__ u, T *__restrict__ un,
-                             const T *__restrict__ f) {
-  sweep_tiles<T, DIM>(p, r, u, un, f, blockIdx.x, gridDim.x);
-}
 
 template <typename T, int DIM>
 __global__ void residual_kernel(Dev p, Reg r, const T *__restrict__ u, const T *__restrict__ f,
@@ -39,39 +30,6 @@ __global__ void pack_kernel(Dev p, Reg r, const T *__restrict__ u, T *__restrict
   }
 }
 
-/* Barrier: cg grid.sync(). All blocks are resident because the launcher uses
- * cudaLaunchCooperativeKernel with at most occupancy x SMs blocks, which the
- * runtime refuses otherwise (it never starts a grid that could hang). */
-
-template <typename T, int DIM, typename I>
-__global__ void COOP_GRID_BOUNDS sweeps_grid_kernel(Dev p, RegList regs, int k, T *u, T *un, const T *f) {
-  cg::grid_group grid = cg::this_grid();
-  for (int s = 0; s < k; s++) {
-    const I tiles = (I)tile_count<sweep_rows<T>()>(regs.r[s], blockDim.x, blockDim.y);
-    sweep_range<T, DIM, I>(p, regs.r[s], u, un, f, blockIdx.x, gridDim.x, tiles);
-    if (s + 1 < k) grid.sync();
-    T *t = u;
-    u = un;
-    un = t;
-  }
-}
-
-
-template <typename T, int DIM>
-void *sweeps_fn(int wide) {
-  return wide ? (void *)sweeps_grid_kernel<T, DIM, unsigned long long>
-              : (void *)sweeps_grid_kernel<T, DIM, unsigned>;
-}
-
-/* The k-sweep kernel for s. Its tile indices are 32-bit unless the box is so
- * large that tile numbers plus the grid could pass 2^32. */
-void *pick_sweeps(const coop_stencil *s) {
-  const int wide = coop_grid_points(&s->grid) >= (1ull << 31);
-  const int f32 = s->grid.prec == COOP_FP32, d3 = s->grid.ndim == 3;
-  return f32 ? (d3 ? sweeps_fn<float, 3>(wide) : sweeps_fn<float, 2>(wide))
-             : (d3 ? sweeps_fn<double, 3>(wide) : sweeps_fn<double, 2>(wide));
-}
-
 }  // namespace
 
 extern "C" void coop_cuda_block_shape(int64_t nx, int *bx, int *by) {
@@ -79,31 +37,6 @@ extern "C" void coop_cuda_block_shape(int64_t nx, int *bx, int *by) {
   while (x < 256 && x < nx) x *= 2;
   *bx = x;
   *by = 256 / x;
-}
-
-extern "C" int coop_sweep_cuda(const coop_stencil *s, const coop_region *r, const void *u,
-                               void *unew, const void *f, int bx, int by, void *stream) {
-  const Dev p = make_dev(s);
-  const Reg g = make_reg(r);
-  const long long tiles = s->grid.prec == COOP_FP32 ? tile_count<sweep_rows<float>()>(g, bx, by)
-                                               : tile_count<sweep_rows<double>()>(g, bx, by);
-  if (tiles == 0) return 0;
-  const dim3 block(bx, by);
-  const unsigned grid = grid_for(tiles, 1);
-  cudaStream_t st = (cudaStream_t)stream;
-  if (s->grid.prec == COOP_FP32) {
-    if (s->grid.ndim == 3)
-      sweep_kernel<float, 3><<<grid, block, 0, st>>>(p, g, (const float *)u, (float *)unew, (const float *)f);
-    else
-      sweep_kernel<float, 2><<<grid, block, 0, st>>>(p, g, (const float *)u, (float *)unew, (const float *)f);
-  } else {
-    if (s->grid.ndim == 3)
-      sweep_kernel<double, 3><<<grid, block, 0, st>>>(p, g, (const double *)u, (double *)unew, (const double *)f);
-    else
-      sweep_kernel<double, 2><<<grid, block, 0, st>>>(p, g, (const double *)u, (double *)unew, (const double *)f);
-  }
-  COOP_CUDA_LAUNCHED();
-  return 0;
 }
 
 extern "C" int coop_residual_cuda(const coop_stencil *s, const void *u, const void *f, double *acc,
@@ -155,26 +88,6 @@ extern "C" int coop_unpack_cuda(const coop_grid *gr, const coop_region *r, void 
                                 const void *buf, void *stream) {
   return pack_launch(gr, r, u, buf, 1, stream);
 }
-
-extern "C" int coop_sweeps_occupancy_cuda(const coop_stencil *s, int bx, int by, int *per_sm) {
-  COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, pick_sweeps(s), bx * by, 0));
-  return 0;
-}
-
-extern "C" int coop_sweeps_grid_cuda(const coop_stencil *s, const coop_region *regions, int k,
-                                     void *u, void *unew, const void *f, int bx, int by,
-                                     int blocks, void *stream) {
-  if (k < 1 || k > COOP_MAX_SWEEPS_PER_EXCHANGE)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "%d sweeps per launch; 1 to %d supported", k, COOP_MAX_SWEEPS_PER_EXCHANGE);
-  Dev p = make_dev(s);
-  RegList regs;
-  for (int i = 0; i < k; i++) regs.r[i] = make_reg(&regions[i]);
-  void *args[] = {&p, &regs, &k, &u, &unew, (void *)&f};
-  COOP_CUDA(cudaLaunchCooperativeKernel(pick_sweeps(s), dim3(blocks), dim3(bx, by), args, 0,
-                                        (cudaStream_t)stream));
-  return 0;
-}
-
 
 extern "C" int coop_residual_sum_cuda(const coop_stencil *s, const void *u, const void *f,
                                       double *acc, double *acc_host, double *sumsq, void *stream) {

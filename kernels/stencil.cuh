@@ -1,8 +1,7 @@
-/* Device code of the Poisson stencil in Jacobi form, shared by the kernels of
- * kernels/stencil.cu and the solver-owned persistent Jacobi kernel
- * (solvers/jacobi_grid.cu). Work is cut into tiles of bx x by points (a row
- * segment times neighbouring rows); a block takes tiles t0, t0 + stride, ...
- * so the same device code serves one-kernel-per-step and persistent forms. */
+/* Device code of the Poisson stencil's residual and of halo pack/unpack on
+ * stored fields (kernels/stencil.cu). Work is cut into tiles of bx x by points
+ * (a row segment times neighbouring rows); a block takes tiles t0, t0 +
+ * stride, ... The relaxation step itself is in kernels/stencil_relax.cuh. */
 #ifndef COOP_STENCIL_CUH
 #define COOP_STENCIL_CUH
 
@@ -17,10 +16,6 @@ struct Dev {
 
 struct Reg {
   long long lo0, lo1, lo2, nx, ny, nz;
-};
-
-struct RegList {
-  Reg r[COOP_MAX_SWEEPS_PER_EXCHANGE];
 };
 
 /* Index arithmetic of a stored field (weights zero): enough for pack/unpack. */
@@ -53,14 +48,6 @@ inline Reg make_reg(const coop_region *r) {
   return g;
 }
 
-/* Rows a thread updates per tile in a sweep: independent loads in flight per
- * thread. One point per thread left the H200 at the same points per second in
- * fp32 as in fp64 (bench/results/2026-11-29-h200x2-jacobi.md): latency bound. */
-template <typename T>
-__host__ __device__ constexpr int sweep_rows() {
-  return sizeof(T) == 4 ? 8 : 4;
-}
-
 /* A tile is bx points along x times by * R rows along y, in one z plane. */
 template <int R>
 __host__ __device__ long long tile_count(const Reg &r, int bx, int by) {
@@ -81,49 +68,6 @@ __device__ bool tile_origin(const Dev &p, const Reg &r, I t, long long *q, long 
   if (i >= r.nx) return false;
   *q = p.base + (r.lo0 + i) + p.sy * (r.lo1 + *j) + p.sz * (r.lo2 + (long long)k);
   return true;
-}
-
-/* u and un carry no __restrict__ here: the persistent kernels write u between
- * grid barriers and read it again in the same launch, which the read-only
- * (non-coherent) load path that const __restrict__ permits would not see. The
- * one-kernel-per-sweep launcher keeps its restrict-qualified parameters. */
-template <typename T, int DIM>
-__device__ T jacobi_point(const Dev &p, const T *u, const T *__restrict__ f,
-                          long long q) {
-  T acc = f[q] + (T)p.w0 * (u[q - 1] + u[q + 1]) + (T)p.w1 * (u[q - p.sy] + u[q + p.sy]);
-  if (DIM == 3) acc += (T)p.w2 * (u[q - p.sz] + u[q + p.sz]);
-  return acc;
-}
-
-template <typename T, int DIM, typename I>
-__device__ void sweep_range(const Dev &p, const Reg &r, const T *u, T *un,
-                            const T *__restrict__ f, I t0, I ts, I tiles) {
-  constexpr int R = sweep_rows<T>();
-  const T d = (T)p.d;
-  const long long step = (long long)blockDim.y * p.sy;
-  for (I t = t0; t < tiles; t += ts) {
-    long long q, j;
-    if (!tile_origin<R, I>(p, r, t, &q, &j)) continue;
-    T acc[R];
-    /* all loads of the R rows first, then the stores: R points in flight */
-#pragma unroll
-    for (int s = 0; s < R; s++)
-      if (j + (long long)s * blockDim.y < r.ny) acc[s] = jacobi_point<T, DIM>(p, u, f, q + s * step);
-#pragma unroll
-    for (int s = 0; s < R; s++)
-      if (j + (long long)s * blockDim.y < r.ny) un[q + s * step] = acc[s] * d;
-  }
-}
-
-template <typename T, int DIM>
-__device__ void sweep_tiles(const Dev &p, const Reg &r, const T *__restrict__ u,
-                            T *__restrict__ un, const T *__restrict__ f, long long t0,
-                            long long ts) {
-  const long long tiles = tile_count<sweep_rows<T>()>(r, blockDim.x, blockDim.y);
-  if (tiles + ts <= 0xffffffffLL)
-    sweep_range<T, DIM, unsigned>(p, r, u, un, f, (unsigned)t0, (unsigned)ts, (unsigned)tiles);
-  else
-    sweep_range<T, DIM, unsigned long long>(p, r, u, un, f, t0, ts, tiles);
 }
 
 template <typename T, int DIM, typename I>
@@ -175,12 +119,6 @@ inline unsigned grid_for(long long work, long long per_block) {
   if (g > 2147483647LL) g = 2147483647LL;
   return (unsigned)g;
 }
-
-/* 256-thread blocks, at least 4 (3 for the whole solve, which spills at 64
- * registers) resident per SM: the persistent kernels need resident warps to
- * hide memory latency as much as they need unrolling. */
-#define COOP_GRID_BOUNDS __launch_bounds__(256, 4)
-#define COOP_SOLVE_BOUNDS __launch_bounds__(256, 3)
 
 }  // namespace
 

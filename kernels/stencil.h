@@ -35,17 +35,16 @@ void coop_stencil_init(coop_stencil *s, int ndim, coop_precision prec, const int
                        int g, const double h[3]);
 
 /* ---- Jacobi form (dispatch) ----
- * k sweeps, sweep i over regions[i], ping-ponging u -> unew -> u ...: after an
- * odd k the newest values are in unew. blocks > 0 on a GPU: one persistent
- * cooperative launch of that many blocks (a grid barrier between sweeps);
- * 0: one kernel per sweep. */
-int coop_stencil_sweeps(coop_backend *be, const coop_stencil *s, const coop_region *regions,
-                        int k, int blocks, void *u, void *unew, const void *f);
+ * One relaxation step over region r: unew = u + c (f - A u) (Jacobi: c =
+ * inv_diag; explicit heat: c = dt alpha); f NULL: zero, never read. norm
+ * (backend memory) non-NULL: set to the sum over r's owned points of
+ * (f - A u)^2, the residual of u, computed in the same pass. target: threads
+ * the GPU runs at once (sizes the work per thread; ignored on the host). */
+int coop_stencil_relax(coop_backend *be, const coop_stencil *s, const coop_region *r, double c,
+                       const void *u, void *unew, const void *f, double *norm, long long target);
 /* Sum over owned points of (f - A u)^2, accumulated in double. Blocking. */
 int coop_stencil_residual(coop_backend *be, const coop_stencil *s, const void *u, const void *f,
                           double *sumsq);
-/* Largest co-resident grid of the k-sweep kernel on this GPU (0 on the host). */
-int coop_stencil_sweeps_max_blocks(coop_backend *be, const coop_stencil *s, int *blocks);
 
 /* ---- Krylov form (dispatch); prec = s->grid.prec ---- */
 int coop_stencil_apply(coop_backend *be, const coop_stencil *s, const void *x, void *y);
@@ -61,9 +60,8 @@ int coop_stencil_add_faces(coop_backend *be, const coop_stencil *s, const void *
 int64_t coop_stencil_face_points(const coop_stencil *s, int a);
 
 /* ---- host versions (the reference) ---- */
-/* unew = (f + sum_a w_a (u[-e_a] + u[+e_a])) * inv_diag on the region. */
-int coop_jacobi_sweep_host(const coop_stencil *s, const coop_region *r, const void *u, void *unew,
-                           const void *f);
+int coop_relax_host(const coop_stencil *s, const coop_region *r, double c, const void *u,
+                    void *unew, const void *f, double *norm);
 int coop_residual_host(const coop_stencil *s, const void *u, const void *f, double *sumsq);
 /* Copy the region of u to/from a contiguous buffer (x fastest). */
 int coop_pack_host(const coop_grid *gr, const coop_region *r, const void *u, void *buf);

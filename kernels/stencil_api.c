@@ -16,35 +16,13 @@ static int no_cuda(void) {
 }
 #endif
 
-static int sweeps_host(const coop_stencil *s, const coop_region *regions, int k, void *u,
-                       void *unew, const void *f) {
-  for (int it = 0; it < k; it++) {
-    COOP_CHECK(coop_jacobi_sweep_host(s, &regions[it], u, unew, f));
-    void *t = u;
-    u = unew;
-    unew = t;
-  }
-  return 0;
-}
-
-int coop_stencil_sweeps(coop_backend *be, const coop_stencil *s, const coop_region *regions,
-                        int k, int blocks, void *u, void *unew, const void *f) {
-  if (!be->device_memory) return sweeps_host(s, regions, k, u, unew, f);
+int coop_stencil_relax(coop_backend *be, const coop_stencil *s, const coop_region *r, double c,
+                       const void *u, void *unew, const void *f, double *norm, long long target) {
+  if (!be->device_memory) return coop_relax_host(s, r, c, u, unew, f, norm);
 #if COOP_HAVE_CUDA
-  int bx, by;
-  coop_cuda_block_shape(s->grid.n[0], &bx, &by);
-  /* one sweep needs no barrier: a plain launch is cheaper */
-  if (blocks > 0 && k > 1)
-    return coop_sweeps_grid_cuda(s, regions, k, u, unew, f, bx, by, blocks, be->stream);
-  for (int it = 0; it < k; it++) {
-    COOP_CHECK(coop_sweep_cuda(s, &regions[it], u, unew, f, bx, by, be->stream));
-    void *t = u;
-    u = unew;
-    unew = t;
-  }
-  return 0;
+  return coop_relax_cuda(s, r, c, u, unew, f, norm, target, be->stream);
 #else
-  (void)blocks;
+  (void)target;
   return no_cuda();
 #endif
 }
@@ -55,20 +33,6 @@ int coop_stencil_residual(coop_backend *be, const coop_stencil *s, const void *u
 #if COOP_HAVE_CUDA
   return coop_residual_sum_cuda(s, u, f, be->scratch + RESIDUAL_SLOT,
                                 be->scratch_host + RESIDUAL_SLOT, sumsq, be->stream);
-#else
-  return no_cuda();
-#endif
-}
-
-int coop_stencil_sweeps_max_blocks(coop_backend *be, const coop_stencil *s, int *blocks) {
-  *blocks = 0;
-  if (!be->device_memory || !be->cooperative) return 0;
-#if COOP_HAVE_CUDA
-  int bx, by, per_sm = 0;
-  coop_cuda_block_shape(s->grid.n[0], &bx, &by);
-  COOP_CHECK(coop_sweeps_occupancy_cuda(s, bx, by, &per_sm));
-  *blocks = per_sm * be->sm_count;
-  return 0;
 #else
   return no_cuda();
 #endif

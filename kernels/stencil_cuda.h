@@ -14,8 +14,9 @@ extern "C" {
  * row segment, y threads neighbouring rows; 256 threads in all. */
 void coop_cuda_block_shape(int64_t nx, int *bx, int *by);
 
-int coop_sweep_cuda(const coop_stencil *s, const coop_region *r, const void *u, void *unew,
-                    const void *f, int bx, int by, void *stream);
+/* One relaxation step (kernels/stencil_relax.cu); see coop_stencil_relax. */
+int coop_relax_cuda(const coop_stencil *s, const coop_region *r, double c, const void *u,
+                    void *unew, const void *f, double *norm, long long target, void *stream);
 /* Adds this launch's sum of squared residuals into *acc (device double). */
 int coop_residual_cuda(const coop_stencil *s, const void *u, const void *f, double *acc, int bx,
                        int by, void *stream);
@@ -27,13 +28,6 @@ int coop_pack_cuda(const coop_grid *gr, const coop_region *r, const void *u, voi
                    void *stream);
 int coop_unpack_cuda(const coop_grid *gr, const coop_region *r, void *u, const void *buf,
                      void *stream);
-
-/* Persistent k-sweep kernel (grid.sync() between sweeps): resident blocks per
- * SM with bx x by threads; then k <= COOP_MAX_SWEEPS_PER_EXCHANGE sweeps in one
- * launch of `blocks` blocks. */
-int coop_sweeps_occupancy_cuda(const coop_stencil *s, int bx, int by, int *per_sm);
-int coop_sweeps_grid_cuda(const coop_stencil *s, const coop_region *regions, int k, void *u,
-                          void *unew, const void *f, int bx, int by, int blocks, void *stream);
 
 #ifdef __cplusplus
 }

@@ -30,12 +30,12 @@ static face_map face_of(const coop_stencil *s, int a) {
 #undef REAL
 #undef SFX
 
-int coop_jacobi_sweep_host(const coop_stencil *s, const coop_region *r, const void *u, void *unew,
-                           const void *f) {
+int coop_relax_host(const coop_stencil *s, const coop_region *r, double c, const void *u,
+                    void *unew, const void *f, double *norm) {
   if (s->grid.prec == COOP_FP32)
-    sweep_f32(s, r, u, unew, f);
+    relax_f32(s, r, (float)c, u, unew, f, norm);
   else
-    sweep_f64(s, r, u, unew, f);
+    relax_f64(s, r, c, u, unew, f, norm);
   return 0;
 }
 

@@ -4,23 +4,6 @@
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 
-static void CAT(sweep_, SFX)(const coop_stencil *s, const coop_region *r, const REAL *restrict u,
-                             REAL *restrict un, const REAL *restrict f) {
-  const REAL w0 = (REAL)s->w[0], w1 = (REAL)s->w[1], w2 = (REAL)s->w[2];
-  const REAL d = (REAL)s->inv_diag;
-  const int64_t sy = s->grid.ext[0], sz = s->grid.ext[0] * s->grid.ext[1];
-  for (int64_t k = r->lo[2]; k < r->hi[2]; k++)
-    for (int64_t j = r->lo[1]; j < r->hi[1]; j++) {
-      const int64_t row = coop_grid_index(&s->grid, 0, j, k);
-      for (int64_t i = r->lo[0]; i < r->hi[0]; i++) {
-        const int64_t p = row + i;
-        REAL acc = f[p] + w0 * (u[p - 1] + u[p + 1]) + w1 * (u[p - sy] + u[p + sy]);
-        if (s->grid.ndim == 3) acc += w2 * (u[p - sz] + u[p + sz]);
-        un[p] = acc * d;
-      }
-    }
-}
-
 static double CAT(residual_, SFX)(const coop_stencil *s, const REAL *restrict u,
                                   const REAL *restrict f) {
   const REAL w0 = (REAL)s->w[0], w1 = (REAL)s->w[1], w2 = (REAL)s->w[2];
@@ -39,6 +22,33 @@ static double CAT(residual_, SFX)(const coop_stencil *s, const REAL *restrict u,
       }
     }
   return sum;
+}
+
+/* One relaxation step un = u + c (f - A u) on r (f NULL: zero); with norm,
+ * sets *norm to the sum over r's owned points of (f - A u)^2. A u in the order of
+ * the residual above and of kernels/stencil_relax.cuh. */
+static void CAT(relax_, SFX)(const coop_stencil *s, const coop_region *r, REAL c,
+                             const REAL *restrict u, REAL *restrict un, const REAL *restrict f,
+                             double *norm) {
+  const REAL w0 = (REAL)s->w[0], w1 = (REAL)s->w[1], w2 = (REAL)s->w[2];
+  const REAL diag = (REAL)(2.0 * (s->w[0] + s->w[1] + s->w[2]));
+  const int64_t sy = s->grid.ext[0], sz = s->grid.ext[0] * s->grid.ext[1];
+  const int64_t *n = s->grid.n;
+  double sum = 0.0;
+  for (int64_t k = r->lo[2]; k < r->hi[2]; k++)
+    for (int64_t j = r->lo[1]; j < r->hi[1]; j++) {
+      const int64_t row = coop_grid_index(&s->grid, 0, j, k);
+      const int owned_row = j >= 0 && j < n[1] && k >= 0 && k < n[2];
+      for (int64_t i = r->lo[0]; i < r->hi[0]; i++) {
+        const int64_t p = row + i;
+        REAL au = diag * u[p] - w0 * (u[p - 1] + u[p + 1]) - w1 * (u[p - sy] + u[p + sy]);
+        if (s->grid.ndim == 3) au -= w2 * (u[p - sz] + u[p + sz]);
+        const REAL res = (f ? f[p] : (REAL)0) - au;
+        un[p] = u[p] + c * res;
+        if (norm && owned_row && i >= 0 && i < n[0]) sum += (double)res * (double)res;
+      }
+    }
+  if (norm) *norm = sum;
 }
 
 /* Region <-> contiguous buffer, x fastest. */

@@ -15,6 +15,7 @@ const char *coop_reason_name(int reason) {
     case COOP_DIVERGED_INDEFINITE_PC: return "diverged_indefinite_pc";
     case COOP_DIVERGED_INDEFINITE_MAT: return "diverged_indefinite_mat";
     case COOP_DIVERGED_NAN: return "diverged_nan";
+    case COOP_COMPLETED: return "completed";
     default: return "none";
   }
 }

@@ -3,7 +3,8 @@
 #include "solvers/solver.h"
 
 static const coop_solver_type *const solvers[] = {
-    &coop_solver_jacobi, &coop_solver_cg, &coop_solver_pipecg, &coop_solver_bicgstab};
+    &coop_solver_jacobi, &coop_solver_cg, &coop_solver_pipecg, &coop_solver_bicgstab,
+    &coop_solver_heat};
 #define NSOLVERS (sizeof solvers / sizeof solvers[0])
 
 const coop_solver_type *coop_solver_lookup(const char *name) {

@@ -42,13 +42,22 @@ typedef struct {
   coop_halo *halo;
   const coop_stencil *s;
   void *u, *unew; /* backend memory; both hold the boundary values */
-  const void *f;
+  const void *f;  /* NULL: a zero right-hand side (never read) */
+  /* heat (explicit time stepping of u_t = alpha lap(u) + f) */
+  double alpha, dt;
+  /* time series: every snapshot_every steps (0: none) the solver calls
+   * snapshot(ctx, u, step, time) with the field in backend memory, ghosts
+   * current; the driver writes it (solvers never write files) */
+  int64_t snapshot_every;
+  int (*snapshot)(void *ctx, const void *u, int64_t step, double time);
+  void *snapshot_ctx;
   /* results */
   const char *mode;      /* host, launch or grid: how it ran */
   int barriers;          /* grid barriers per iteration in grid mode, else 0 */
   double bytes_per_iter; /* this rank's bytes moved per iteration, by the method's count */
   double true_rnorm;     /* ||b - A x|| after the solve (Krylov form), else -1 */
   double t_solve;        /* seconds, this rank */
+  int64_t steps;         /* grid-form steps executed (norm steps whose output was dropped too) */
   int nphases;
   const char *phase_name[COOP_MAX_PHASES];
   double phase_time[COOP_MAX_PHASES];
@@ -81,6 +90,6 @@ void coop_solve_add_time(coop_solve *sv, int phase, double seconds);
 
 /* ---- the methods ---- */
 extern const coop_solver_type coop_solver_jacobi, coop_solver_cg, coop_solver_pipecg,
-    coop_solver_bicgstab;
+    coop_solver_bicgstab, coop_solver_heat;
 
 #endif

@@ -21,7 +21,8 @@ typedef enum {
                                    recurrence whose true residual disagrees */
   COOP_DIVERGED_INDEFINITE_PC,  /* (r, M r) < 0 */
   COOP_DIVERGED_INDEFINITE_MAT, /* (p, A p) <= 0 in CG */
-  COOP_DIVERGED_NAN             /* NaN or infinite residual */
+  COOP_DIVERGED_NAN,            /* NaN or infinite residual */
+  COOP_COMPLETED                /* a time stepper (heat) did all its steps */
 } coop_reason;
 
 /* Stopping rule in, results and history out. */

@@ -46,8 +46,18 @@ struct coop_backend {
   int (*pack)(coop_backend *b, const coop_grid *gr, const coop_region *r, const void *u, void *buf);
   int (*unpack)(coop_backend *b, const coop_grid *gr, const coop_region *r, void *u,
                 const void *buf);
+  /* CUDA IPC between the processes of one node (NULL on the host): export
+   * writes a handle (COOP_IPC_HANDLE_BYTES) of a buffer from alloc, open maps
+   * a peer's handle, close unmaps it; copy queues a device-to-device copy on
+   * the stream (a peer's mapped buffer may be either end). */
+  int (*ipc_export)(coop_backend *b, void *p, void *handle);
+  int (*ipc_open)(coop_backend *b, const void *handle, void **p);
+  void (*ipc_close)(coop_backend *b, void *p);
+  int (*copy)(coop_backend *b, void *dst, const void *src, size_t bytes);
   void (*destroy)(coop_backend *b);
 };
+
+#define COOP_IPC_HANDLE_BYTES 64
 
 #define COOP_SCRATCH_DOUBLES 8192
 #define COOP_EVENTS 8

@@ -9,6 +9,10 @@ void coop_grid_init(coop_grid *gr, int ndim, coop_precision prec, const int64_t 
     gr->g[a] = used ? g : 0;
     gr->ext[a] = gr->n[a] + 2 * gr->g[a];
   }
+  /* rows padded to 128 bytes: the GPU steps load 16-byte chunks that must be
+   * aligned, and a warp's row segment then starts on a cache line */
+  const int64_t per_line = 128 / (int64_t)coop_prec_size(prec);
+  gr->ext[0] = (gr->ext[0] + per_line - 1) / per_line * per_line;
 }
 
 size_t coop_grid_points(const coop_grid *gr) {

@@ -19,7 +19,7 @@ typedef struct {
   coop_precision prec;
   int64_t n[3];   /* owned points per axis, x first; 1 on unused axes */
   int64_t g[3];   /* ghost width per axis (0 on unused axes) */
-  int64_t ext[3]; /* stored points per axis: n + 2g */
+  int64_t ext[3]; /* stored points per axis: n + 2g (x: padded to 128 bytes) */
 } coop_grid;
 
 /* Half-open box [lo, hi) per axis, local coordinates. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/comm.h"
+#include "core/error.h"
 
 void coop_halo_regions(const coop_grid *s, int axis, coop_region send[2], coop_region recv[2]) {
   for (int side = 0; side < 2; side++) {
@@ -63,10 +64,90 @@ int coop_halo_create(coop_halo *h, coop_backend *be, const coop_grid *s, const c
   return 0;
 }
 
-void coop_halo_destroy(coop_halo *h) {
-  if (!h || !h->be) return;
+/* Tags of the halo messages: faces 0..5, IPC "copied" notes 8..13. */
+static int face_tag(int a, int towards_hi) { return 2 * a + (towards_hi ? 1 : 0); }
+#define IPC_TAG 8
+
+int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
+  coop_backend *be = h->be;
+  *faces = 0;
+  if (strcmp(which, "mpi") == 0 || !coop_halo_active(h)) return 0;
+  if (strcmp(which, "nccl") == 0)
+    return coop_error_input("run.halo = nccl: this build has no NCCL transport; use auto, mpi or ipc");
+  const int want = strcmp(which, "ipc") == 0;
+  if (!be->device_memory || !be->ipc_export) {
+    if (want) return coop_error_input("run.halo = ipc needs GPU memory (run.backend = cuda)");
+    return 0;
+  }
+  /* which neighbours share this node */
+  MPI_Comm node;
+  MPI_Group gall, gnode;
+  COOP_MPI(MPI_Comm_split_type(h->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  COOP_MPI(MPI_Comm_group(h->comm, &gall));
+  COOP_MPI(MPI_Comm_group(node, &gnode));
+  int local[3][2] = {{0}};
   for (int a = 0; a < 3; a++)
     for (int side = 0; side < 2; side++) {
+      if (h->nbr[a][side] == MPI_PROC_NULL) continue;
+      int r = MPI_UNDEFINED;
+      COOP_MPI(MPI_Group_translate_ranks(gall, 1, &h->nbr[a][side], gnode, &r));
+      local[a][side] = r != MPI_UNDEFINED;
+      if (want && !local[a][side])
+        return coop_error_input("run.halo = ipc: neighbour rank %d (axis %d) runs on another node; "
+                                "use run.halo = auto or mpi", h->nbr[a][side], a);
+    }
+  MPI_Group_free(&gall);
+  MPI_Group_free(&gnode);
+  MPI_Comm_free(&node);
+  /* export both receive buffers of each IPC face, map the neighbour's */
+  for (int a = 0; a < 3; a++) {
+    unsigned char mine[2][2][COOP_IPC_HANDLE_BYTES], theirs[2][2][COOP_IPC_HANDLE_BYTES];
+    MPI_Request req[4];
+    int nreq = 0;
+    for (int side = 0; side < 2; side++) {
+      if (!local[a][side]) continue;
+      COOP_CHECK(be->alloc(be, &h->drecv2[a][side], h->bytes[a]));
+      COOP_CHECK(be->ipc_export(be, h->drecv[a][side], mine[side][0]));
+      COOP_CHECK(be->ipc_export(be, h->drecv2[a][side], mine[side][1]));
+      COOP_MPI(MPI_Irecv(theirs[side], sizeof theirs[side], MPI_BYTE, h->nbr[a][side],
+                         face_tag(a, side == 0), h->comm, &req[nreq++]));
+      COOP_MPI(MPI_Isend(mine[side], sizeof mine[side], MPI_BYTE, h->nbr[a][side],
+                         face_tag(a, side == 1), h->comm, &req[nreq++]));
+    }
+    COOP_MPI(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+    for (int side = 0; side < 2; side++) {
+      if (!local[a][side]) continue;
+      for (int p = 0; p < 2; p++) COOP_CHECK(be->ipc_open(be, theirs[side][p], &h->peer[a][side][p]));
+      h->ipc[a][side] = 1;
+      ++*faces;
+    }
+  }
+  return 0;
+}
+
+void coop_halo_destroy(coop_halo *h) {
+  if (!h || !h->be) return;
+  int mapped = 0;
+  for (int a = 0; a < 3; a++)
+    for (int side = 0; side < 2; side++)
+      for (int p = 0; p < 2; p++)
+        if (h->peer[a][side][p]) {
+          h->be->ipc_close(h->be, h->peer[a][side][p]);
+          mapped = 1;
+        }
+  if (mapped) {
+    /* a buffer must stay allocated until every peer has unmapped it; a rank
+     * that never comes (it failed) is not waited for beyond a few seconds */
+    MPI_Request req;
+    int done = 0;
+    if (MPI_Ibarrier(h->comm, &req) == MPI_SUCCESS) {
+      const double t0 = MPI_Wtime();
+      while (!done && MPI_Wtime() - t0 < 10.0) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    }
+  }
+  for (int a = 0; a < 3; a++)
+    for (int side = 0; side < 2; side++) {
+      h->be->release(h->be, h->drecv2[a][side]);
       h->be->release(h->be, h->dsend[a][side]);
       h->be->release(h->be, h->drecv[a][side]);
       h->be->release_host(h->be, h->hsend[a][side]);
@@ -75,22 +156,34 @@ void coop_halo_destroy(coop_halo *h) {
   memset(h, 0, sizeof *h);
 }
 
-/* One axis: pack both faces, exchange with both neighbours, unpack. */
+/* One axis: pack both faces, exchange with both neighbours, unpack. An IPC
+ * face is copied into the neighbour's receive buffer, then a zero-byte note
+ * says it is there. */
 static int exchange_axis(coop_halo *h, int a, void *u) {
   coop_backend *be = h->be;
-  MPI_Request req[4];
-  int nreq = 0;
+  MPI_Request req[8];
+  int nreq = 0, nipc = 0;
   const int count = (int)h->bytes[a]; /* checked against INT_MAX at create */
   for (int side = 0; side < 2; side++) {
     if (h->nbr[a][side] == MPI_PROC_NULL) continue;
+    if (h->ipc[a][side]) {
+      COOP_MPI(MPI_Irecv(NULL, 0, MPI_BYTE, h->nbr[a][side], IPC_TAG + face_tag(a, side == 0),
+                         h->comm, &req[nreq++]));
+      continue;
+    }
     void *rbuf = h->staged ? h->hrecv[a][side] : h->drecv[a][side];
     /* what the lo neighbour sends towards hi carries tag 2a+1, and back 2a */
-    COOP_MPI(MPI_Irecv(rbuf, count, MPI_BYTE, h->nbr[a][side], 2 * a + (side ? 0 : 1), h->comm,
+    COOP_MPI(MPI_Irecv(rbuf, count, MPI_BYTE, h->nbr[a][side], face_tag(a, side == 0), h->comm,
                        &req[nreq++]));
   }
   for (int side = 0; side < 2; side++) {
     if (h->nbr[a][side] == MPI_PROC_NULL) continue;
     COOP_CHECK(be->pack(be, h->s, &h->send[a][side], u, h->dsend[a][side]));
+    if (h->ipc[a][side]) {
+      COOP_CHECK(be->copy(be, h->peer[a][side][h->parity], h->dsend[a][side], h->bytes[a]));
+      nipc++;
+      continue;
+    }
     void *sbuf = h->dsend[a][side];
     if (h->staged) {
       COOP_CHECK(be->download(be, h->hsend[a][side], h->dsend[a][side], h->bytes[a]));
@@ -98,14 +191,25 @@ static int exchange_axis(coop_halo *h, int a, void *u) {
     } else {
       COOP_CHECK(be->sync(be)); /* MPI reads the packed buffer directly */
     }
-    COOP_MPI(MPI_Isend(sbuf, count, MPI_BYTE, h->nbr[a][side], 2 * a + (side ? 1 : 0), h->comm,
+    COOP_MPI(MPI_Isend(sbuf, count, MPI_BYTE, h->nbr[a][side], face_tag(a, side == 1), h->comm,
                        &req[nreq++]));
+  }
+  if (nipc) {
+    COOP_CHECK(be->sync(be)); /* the copies have landed in the neighbours' buffers */
+    for (int side = 0; side < 2; side++)
+      if (h->nbr[a][side] != MPI_PROC_NULL && h->ipc[a][side])
+        COOP_MPI(MPI_Isend(NULL, 0, MPI_BYTE, h->nbr[a][side], IPC_TAG + face_tag(a, side == 1),
+                           h->comm, &req[nreq++]));
   }
   COOP_MPI(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
   for (int side = 0; side < 2; side++) {
     if (h->nbr[a][side] == MPI_PROC_NULL) continue;
-    if (h->staged) COOP_CHECK(be->upload(be, h->drecv[a][side], h->hrecv[a][side], h->bytes[a]));
-    COOP_CHECK(be->unpack(be, h->s, &h->recv[a][side], u, h->drecv[a][side]));
+    const void *rbuf = h->drecv[a][side];
+    if (h->ipc[a][side])
+      rbuf = h->parity ? h->drecv2[a][side] : h->drecv[a][side];
+    else if (h->staged)
+      COOP_CHECK(be->upload(be, h->drecv[a][side], h->hrecv[a][side], h->bytes[a]));
+    COOP_CHECK(be->unpack(be, h->s, &h->recv[a][side], u, rbuf));
   }
   return 0;
 }
@@ -115,5 +219,6 @@ int coop_halo_exchange(coop_halo *h, void *u) {
   if (h->be->device_memory && !h->staged) COOP_CHECK(h->be->sync(h->be));
   for (int a = 0; a < h->s->ndim; a++)
     if (h->nbr[a][0] != MPI_PROC_NULL || h->nbr[a][1] != MPI_PROC_NULL) COOP_CHECK(exchange_axis(h, a, u));
+  h->parity ^= 1; /* IPC faces: the other receive buffers next time */
   return 0;
 }

@@ -22,6 +22,13 @@ typedef struct {
   void *dsend[3][2], *drecv[3][2]; /* backend memory */
   void *hsend[3][2], *hrecv[3][2]; /* host staging, NULL when MPI takes dsend */
   int staged;
+  /* GPU to GPU through CUDA IPC, per face (the neighbour shares the node):
+   * the face is copied straight into the neighbour's receive buffer, two of
+   * which alternate between exchanges so one message per exchange suffices */
+  int ipc[3][2];
+  void *drecv2[3][2];     /* the second receive buffer of an IPC face */
+  void *peer[3][2][2];    /* the neighbour's two receive buffers facing us, mapped here */
+  int parity;             /* which of the two this exchange fills */
 } coop_halo;
 
 /* The send and receive regions of one axis for ghost width s->g (pure; for tests). */
@@ -30,6 +37,13 @@ void coop_halo_regions(const coop_grid *s, int axis, coop_region send[2], coop_r
 int coop_halo_create(coop_halo *h, coop_backend *be, const coop_grid *s, const coop_decomp *d,
                      int cuda_aware);
 void coop_halo_destroy(coop_halo *h); /* accepts a half-built halo */
+/* The transport of the faces, run.halo: "mpi" (through MPI, staged through
+ * host memory unless MPI is CUDA-aware), "ipc" (GPU to GPU through CUDA IPC:
+ * every neighbour must share the node, else an input error), "auto" (ipc for
+ * the faces whose neighbour shares the node, where the backend has device
+ * memory). *faces: the faces that go through IPC. Collective over the
+ * neighbours (handles are exchanged). */
+int coop_halo_set_transport(coop_halo *h, const char *which, int *faces);
 /* Fill the ghost layers of u (backend memory) from the neighbours. Collective
  * over the neighbours. */
 int coop_halo_exchange(coop_halo *h, void *u);

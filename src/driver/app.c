@@ -40,11 +40,17 @@ typedef struct {
   int device;
   coop_backend *be;
   coop_halo halo;
-  void *u, *unew, *f; /* the grid form (Jacobi) */
+  void *u, *unew, *f; /* the grid form (Jacobi, heat; heat has no f) */
   coop_solve sv;
   struct coop_ckpt ck;
   char *ckpt_path, *fingerprint;
+  int64_t restart_it; /* the checkpoint's iteration with --restart, else 0 */
   double t_setup;
+  /* heat's time series (output.every): the open output and the snapshot buffers */
+  const coop_comm *comm;
+  coop_io_series *series;
+  int series_failed; /* a snapshot failed on every rank (agreed) */
+  void *snap_dev, *snap_host;
 } app_state;
 
 /* Exit status of a run stopped by a signal after writing a whole checkpoint. */
@@ -150,17 +156,19 @@ static char *checkpoint_path(const coop_config *cfg) {
 /* The keys a solver state depends on, "key = value" lines: a restart must
  * name the same problem and method (rtol, max_iter, output may change). */
 static char *fingerprint(const coop_config *cfg) {
+  /* heat's state also depends on its time step and diffusivity */
   static const char *const names[] = {
       "grid.dim", "grid.nx", "grid.ny", "grid.nz", "grid.lx", "grid.ly", "grid.lz", "problem.type",
       "problem.mode", "problem.matrix", "problem.rhs", "problem.seed", "problem.x0", "solver.name",
-      "solver.pc", "solver.precision", "solver.cg_single_reduction"};
+      "solver.pc", "solver.precision", "solver.cg_single_reduction", "solver.alpha", "solver.dt"};
+  const size_t nnames = sizeof names / sizeof names[0] - (strcmp(coop_config_str(cfg, "solver.name"), "heat") ? 2 : 0);
   size_t nk = 0, len = 1;
   const coop_key_info *keys = coop_config_keys(&nk);
   char *out = NULL;
   for (int pass = 0; pass < 2; pass++) {
     if (pass && !(out = malloc(len))) return NULL;
     size_t at = 0;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < nnames; i++) {
       char line[PATH_MAX + 128];
       coop_key_type type = COOP_KEY_STRING;
       for (size_t k = 0; k < nk; k++)
@@ -201,9 +209,8 @@ static int check_checkpoint(app_state *a, const coop_comm *c) {
     return coop_error_input("output.checkpoint = %s: the same file as output.file", a->ckpt_path);
   const char *rs = coop_config_str(a->cfg, "run.restart");
   if (strcmp(rs, "none") == 0) return 0;
-  int64_t it;
   double r0;
-  return coop_ckpt_check(rs, c, coop_config_str(a->cfg, "solver.name"), a->fingerprint, &it, &r0);
+  return coop_ckpt_check(rs, c, coop_config_str(a->cfg, "solver.name"), a->fingerprint, &a->restart_it, &r0);
 }
 
 /* The checkpoint service's settings, the layout of this rank's entries, and
@@ -245,8 +252,28 @@ static int check_resources(app_state *a, const coop_comm *c) {
   coop_budget_report mem;
   COOP_CHECK(coop_budget_check(c, a->cfg, &a->ls, a->type, a->backend, &mem)); /* agreed */
   if (c->rank) return 0;
-  const uint64_t es = a->ls.prec == COOP_FP32 ? 4 : 8;
-  return coop_output_space(coop_config_str(a->cfg, "output.file"), (uint64_t)a->ls.n_global * es);
+  const uint64_t es = a->ls.prec == COOP_FP32 ? 4 : 8; /* a series checks its own room */
+  const int fields = coop_config_bool(a->cfg, "output.fields");
+  return coop_output_space(coop_config_str(a->cfg, "output.file"), fields ? (uint64_t)a->ls.n_global * es : 0);
+}
+
+/* solver.alpha, solver.dt and output.every are heat's: set for another method
+ * they would be ignored, so they are refused. */
+static int check_heat_keys(const coop_config *cfg, const char *name) {
+  static const char *const keys[] = {"solver.alpha", "solver.dt", "output.every"};
+  if (strcmp(name, "heat") == 0) return 0;
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    const char *origin = coop_config_origin(cfg, keys[i]);
+    if (strcmp(origin, "default") == 0) continue;
+    char value[64];
+    if (i == 2)
+      snprintf(value, sizeof value, "%lld", (long long)coop_config_int(cfg, keys[i]));
+    else
+      snprintf(value, sizeof value, "%g", coop_config_real(cfg, keys[i]));
+    return coop_error_input("%s = %s (from %s) applies to solver.name = heat, not %s", keys[i], value,
+                            origin, name);
+  }
+  return 0;
 }
 
 /* The problem, and a solver that can run on it. */
@@ -261,6 +288,7 @@ static int setup_problem(app_state *a, const coop_comm *c) {
   if (coop_config_bool(a->cfg, "solver.cg_single_reduction") && strcmp(name, "cg") != 0)
     return coop_error_input("solver.cg_single_reduction = true (from %s) applies to solver.name = cg, "
                             "not %s", coop_config_origin(a->cfg, "solver.cg_single_reduction"), name);
+  COOP_CHECK(check_heat_keys(a->cfg, name));
   return coop_linsys_create(&a->ls, c, a->cfg);
 }
 
@@ -284,21 +312,30 @@ static int choose_backend(app_state *a, const coop_comm *c) {
   return 0;
 }
 
-/* The grid form for Jacobi: u, unew and f with ghost layers, and the halo plan. */
+static int is_heat(const app_state *a) { return strcmp(a->type->name, "heat") == 0; }
+
+/* The grid form: u, unew and f with ghost layers, and the halo plan. Jacobi:
+ * u = 0 inside, f of the Poisson problem; heat: u = the initial field of the
+ * problem (poisson.h) and no f (a zero source, never read). */
 static int setup_fields(app_state *a) {
   const coop_stencil *s = &a->ls.s;
   const size_t bytes = coop_grid_points(&s->grid) * coop_prec_size(s->grid.prec);
+  const int heat = is_heat(a);
   void *hu = NULL, *hf = NULL;
   int rc = 0;
   COOP_CHECK(a->be->alloc(a->be, &a->u, bytes));
   COOP_CHECK(a->be->alloc(a->be, &a->unew, bytes));
-  COOP_CHECK(a->be->alloc(a->be, &a->f, bytes));
-  if (!(hu = malloc(bytes)) || !(hf = malloc(bytes))) {
+  if (!heat) COOP_CHECK(a->be->alloc(a->be, &a->f, bytes));
+  if (!(hu = malloc(bytes)) || (!heat && !(hf = malloc(bytes)))) {
     rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory (%zu bytes)", 2 * bytes);
   } else {
-    coop_problem_fill(&a->ls.poisson, &a->ls.dec, s, hu, hf);
+    if (heat)
+      coop_problem_fill_heat(&a->ls.poisson, &a->ls.dec, s, hu);
+    else
+      coop_problem_fill(&a->ls.poisson, &a->ls.dec, s, hu, hf);
     /* both buffers hold the boundary values; sweeps never write them */
-    if (!(rc = a->be->upload(a->be, a->u, hu, bytes)) && !(rc = a->be->upload(a->be, a->unew, hu, bytes)))
+    if (!(rc = a->be->upload(a->be, a->u, hu, bytes)) && !(rc = a->be->upload(a->be, a->unew, hu, bytes)) &&
+        !heat)
       rc = a->be->upload(a->be, a->f, hf, bytes);
   }
   free(hu);
@@ -344,6 +381,9 @@ static int setup_form(app_state *a, const coop_comm *c) {
   sv->true_rnorm = -1.0;
   sv->global_n = a->ls.n_global;
   sv->monitor_every = coop_config_int(a->cfg, "output.monitor_every");
+  sv->alpha = coop_config_real(a->cfg, "solver.alpha");
+  sv->dt = coop_config_real(a->cfg, "solver.dt"); /* 0: the method picks (heat) */
+  sv->snapshot_every = is_heat(a) ? coop_config_int(a->cfg, "output.every") : 0;
   ctl->max_iter = coop_config_int(a->cfg, "solver.max_iter");
   ctl->check_every = a->type->grid_form ? coop_config_int(a->cfg, "solver.check_every") : 1;
   ctl->rtol = coop_config_real(a->cfg, "solver.rtol");
@@ -360,7 +400,69 @@ static int setup_form(app_state *a, const coop_comm *c) {
 /* Step 3: the method's own setup (work vectors, preconditioner, mode). */
 static int setup_method(app_state *a) { return a->type->setup(&a->sv, &a->sdata); }
 
+/* Snapshots a heat run takes from step s0 (0, or a restart's iteration) to
+ * steps: s0, every multiple of every after it, and steps. */
+static int64_t snapshot_count(int64_t s0, int64_t steps, int64_t every) {
+  return 1 + (steps > s0 ? (steps - 1) / every - s0 / every + 1 : 0);
+}
+
+/* sv->snapshot: this rank's owned points of u (backend memory) to the host,
+ * then into the output's /series. Collective. */
+static int take_snapshot(void *ctx, const void *u, int64_t step, double time) {
+  app_state *a = ctx;
+  coop_backend *be = a->be;
+  const coop_grid *gr = &a->ls.s.grid;
+  const coop_region own = coop_region_owned(gr);
+  const size_t bytes = coop_grid_owned(gr) * coop_prec_size(gr->prec);
+  const double t0 = MPI_Wtime();
+  int rc = be->pack(be, gr, &own, u, be->device_memory ? a->snap_dev : a->snap_host);
+  if (!rc && be->device_memory) rc = be->download(be, a->snap_host, a->snap_dev, bytes);
+  /* agreed before the collective write, which a rank that failed here would never join */
+  if ((rc = coop_comm_agree(a->comm, rc))) {
+    a->series_failed = 1;
+    return rc;
+  }
+  if ((rc = coop_io_series_write(a->series, a->snap_host, step, time))) {
+    a->series_failed = 1; /* the temporaries are gone; every rank returns rc */
+    return rc;
+  }
+  coop_solve_add_time(&a->sv, coop_solve_phase(&a->sv, "snapshot"), MPI_Wtime() - t0);
+  return 0;
+}
+
+static const char series_description[] =
+    "snapshots of the computed solution u of the heat equation u_t = alpha lap(u) (forward Euler, "
+    "5-point stencil in 2D, 7-point in 3D, Dirichlet boundary values): u[k] after step[k] steps, "
+    "at time[k]; the initial field and boundary come from problem.type; solver.alpha, solver.dt "
+    "and output.every are in /input resolved";
+
+/* heat with output.every: the output is opened now, its /series sized for the
+ * snapshots to come, and the solver given the snapshot hook. Agreed. */
+static int open_series(app_state *a, const coop_comm *c) {
+  coop_solve *sv = &a->sv;
+  if (sv->snapshot_every <= 0) return 0;
+  const coop_grid *gr = &a->ls.s.grid;
+  const size_t bytes = coop_grid_owned(gr) * coop_prec_size(gr->prec);
+  int rc = a->be->alloc(a->be, &a->snap_dev, bytes + 1);
+  if (!rc && !(a->snap_host = malloc(bytes + 1))) rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if ((rc = coop_comm_agree(c, rc))) return rc;
+  coop_io_result layout;
+  memset(&layout, 0, sizeof layout);
+  coop_report_layout(c, &a->ls, &layout);
+  const int64_t count = snapshot_count(a->restart_it, sv->ctl.max_iter, sv->snapshot_every);
+  const int xdmf = coop_config_bool(a->cfg, "output.xdmf");
+  COOP_CHECK(coop_io_series_open(coop_config_str(a->cfg, "output.file"), &layout, xdmf, count,
+                                 a->ls.prec == COOP_FP32, series_description, &a->series));
+  a->comm = c;
+  sv->snapshot = take_snapshot;
+  sv->snapshot_ctx = a;
+  return 0;
+}
+
 static void teardown(app_state *a) {
+  coop_io_series_close(a->series); /* removes an output that was never finished */
+  free(a->snap_host);
+  if (a->be) a->be->release(a->be, a->snap_dev);
   if (a->type) a->type->destroy(&a->sv, a->sdata);
   coop_halo_destroy(&a->halo);
   if (a->be) {
@@ -403,12 +505,14 @@ static int prepare(app_state *a, const coop_comm *c) {
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   local = setup_method(a);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  local = open_series(a, c); /* agreed inside */
+  if (local) return fail(c, local, local);
   return 0;
 }
 
 static int finish(app_state *a, const coop_comm *c) {
   coop_report_input in = {a->cfg, a->cli.input, a->text, &a->ls, a->type, a->sdata, a->be,
-                          a->backend, a->device, a->t_setup};
+                          a->backend, a->device, a->t_setup, a->series};
   int local = coop_report_write(c, &in, &a->sv);
   int st = coop_comm_agree(c, local);
   return st ? fail(c, local, st) : 0;
@@ -428,8 +532,11 @@ int coop_app_run(const coop_comm *c, int argc, char **argv) {
   } else if (!(st = prepare(a, c)) && !a->cli.dry_run) {
     a->t_setup = MPI_Wtime() - t0;
     local = a->type->solve(&a->sv, a->sdata);
-    if (local) coop_comm_abort(c, local); /* ranks may be inside a halo exchange */
-    if (a->ck.signal) { /* the checkpoint is the result; the output stays as it was */
+    if (local && a->series_failed) { /* a snapshot failed on every rank: agreed, told once */
+      st = fail(c, local, local);
+    } else if (local) {
+      coop_comm_abort(c, local); /* ranks may be inside a halo exchange */
+    } else if (a->ck.signal) { /* the checkpoint is the result; the output stays as it was */
       if (c->rank == 0)
         printf("coopsolve: stopped by %s at iteration %lld; resume with --restart %s\n",
                coop_signal_name(a->ck.signal), (long long)a->ck.written_it, a->ck.path);

@@ -28,6 +28,12 @@ void coop_report_help(int help) {
 
 static const char axis_name[] = "xyz";
 
+const char coop_report_heat_description[] =
+    "computed solution u at the final time t = iterations * dt (/solver) of the heat equation "
+    "u_t = alpha lap(u) (forward Euler, 5-point stencil in 2D, 7-point in 3D) with Dirichlet "
+    "boundary values; the initial field and boundary come from problem.type; solver.alpha, "
+    "solver.dt and the box lengths grid.lx/ly/lz are in /input resolved";
+
 /* Rank 0 prints one line per rank (at most 64) of what it owns. */
 static int print_ranks(const coop_comm *c, const coop_linsys *ls) {
   const coop_decomp *d = &ls->dec;
@@ -146,9 +152,13 @@ static int compute_figures(const coop_comm *c, const coop_report_input *in, cons
                            const double *owned, run_figures *fig) {
   const coop_linsys *ls = in->ls;
   double local[2] = {0.0, 0.0}, sum = 0.0;
-  fig->has_exact = ls->grid || ls->exact;
-  if (ls->grid) {
-    coop_problem_error(&ls->poisson, &ls->dec, &ls->s, owned, &local[0], &local[1]);
+  /* heat: the exact solution decays in time (sine), or is not known (laplace) */
+  const double amp = strcmp(in->type->name, "heat") == 0
+                         ? coop_problem_heat_decay(&ls->poisson, sv->alpha, (double)sv->ctl.iterations * sv->dt)
+                         : 1.0;
+  fig->has_exact = (ls->grid && amp >= 0) || ls->exact;
+  if (ls->grid && amp >= 0) {
+    coop_problem_error(&ls->poisson, &ls->dec, &ls->s, owned, amp, &local[0], &local[1]);
   } else if (ls->exact) {
     for (int64_t i = 0; i < ls->n; i++) {
       const double e = fabs(owned[i] - ls->exact[i]);
@@ -171,8 +181,8 @@ static int compute_figures(const coop_comm *c, const coop_report_input *in, cons
   return gather_devices(c, in, fig->devices, sizeof fig->devices, &fig->gpus);
 }
 
-/* The io layer's description of the grid (dataset order) or the 1-D vector. */
-static void describe_layout(const coop_comm *c, const coop_linsys *ls, coop_io_result *r) {
+void coop_report_layout(const coop_comm *c, const coop_linsys *ls, coop_io_result *r) {
+  r->comm = c->world;
   if (!ls->grid) {
     r->ndim = 1;
     r->global_shape[0] = ls->n_global;
@@ -205,15 +215,15 @@ static int write_file(const coop_comm *c, const coop_report_input *in, const coo
   char *resolved = coop_config_resolved(in->cfg);
   coop_io_field field = {
       ls->grid ? "u" : "x", values, ls->prec == COOP_FP32,
-      ls->grid ? "computed solution u of the Poisson problem -lap(u) = f with Dirichlet boundary "
-                 "values (5-point stencil in 2D, 7-point in 3D); dimensionless; problem.type and "
-                 "the box lengths grid.lx/ly/lz are in /input resolved"
-               : "computed solution x of the linear system A x = b (A from problem.matrix, b from "
-                 "problem.rhs, see /input resolved)"};
+      !ls->grid ? "computed solution x of the linear system A x = b (A from problem.matrix, b from "
+                  "problem.rhs, see /input resolved)"
+      : strcmp(in->type->name, "heat") == 0 ? coop_report_heat_description
+                 : "computed solution u of the Poisson problem -lap(u) = f with Dirichlet boundary "
+                   "values (5-point stencil in 2D, 7-point in 3D); dimensionless; problem.type and "
+                   "the box lengths grid.lx/ly/lz are in /input resolved"};
   coop_io_result r;
   memset(&r, 0, sizeof r);
-  r.comm = c->world;
-  describe_layout(c, ls, &r);
+  coop_report_layout(c, ls, &r);
   r.version = PACKAGE_VERSION;
   r.gpus = fig->gpus;
   r.devices = fig->devices;
@@ -242,10 +252,12 @@ static int write_file(const coop_comm *c, const coop_report_input *in, const coo
   r.phase_times = times;
   r.nphases = 2 + sv->nphases;
   r.fields = &field;
-  r.nfields = 1;
-  /* XDMF describes grids; a matrix problem's vector has none */
+  r.nfields = coop_config_bool(in->cfg, "output.fields") ? 1 : 0;
+  r.series = in->series;
+  /* XDMF describes grids (a matrix problem's vector has none) and needs a field
+   * (a series brings its own choice, made when it was opened) */
   const int rc = coop_io_write(coop_config_str(in->cfg, "output.file"), &r,
-                               ls->grid && coop_config_bool(in->cfg, "output.xdmf"));
+                               ls->grid && r.nfields && coop_config_bool(in->cfg, "output.xdmf"));
   free(resolved);
   return rc;
 }
@@ -265,6 +277,10 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
   if (in->type->view) in->type->view(sv, in->sdata, stdout);
   printf("  reason      %s\n", coop_reason_name(sv->ctl.reason));
   printf("  iterations  %lld\n", (long long)sv->ctl.iterations);
+  if (strcmp(in->type->name, "heat") == 0)
+    printf("  simulated   t = %.9g after %lld steps of dt = %.9g (alpha %.9g)%s\n",
+           (double)sv->ctl.iterations * sv->dt, (long long)sv->ctl.iterations, sv->dt, sv->alpha,
+           in->series ? "; snapshots in /series" : "");
   printf("  residual    %.6e (relative %.3e)", sv->ctl.rnorm, sv->ctl.r0 > 0 ? sv->ctl.rnorm / sv->ctl.r0 : 0.0);
   if (sv->true_rnorm >= 0) printf(", true ||b - A x|| %.6e", sv->true_rnorm);
   printf("\n");

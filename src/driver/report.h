@@ -6,6 +6,7 @@
 #include "core/backend.h"
 #include "core/comm.h"
 #include "io/config.h"
+#include "io/io.h"
 #include "problem/problem.h"
 #include "solvers/solver.h"
 
@@ -19,7 +20,11 @@ typedef struct {
   const char *backend;
   int device;
   double t_setup;
+  coop_io_series *series; /* the time series written during the run, or NULL */
 } coop_report_input;
+
+/* What /fields/u (and /series/u) of a heat run holds: its description. */
+extern const char coop_report_heat_description[];
 
 /* --help (usage and key reference) or --version, on stdout. */
 void coop_report_help(int help);
@@ -27,6 +32,10 @@ void coop_report_help(int help);
  * prints; collective). */
 int coop_report_dry_run(const coop_comm *c, const coop_config *cfg, const coop_linsys *ls,
                         const coop_solver_type *type, const char *backend);
+/* The io layer's description of the grid (dataset order) or the 1-D vector:
+ * the layout fields of r (comm, ndim, shapes, offsets, ranks per axis,
+ * spacing, origin); the rest is left as it was. */
+void coop_report_layout(const coop_comm *c, const coop_linsys *ls, coop_io_result *r);
 /* Errors against the exact solution, the HDF5 file, the summary. Collective. */
 int coop_report_write(const coop_comm *c, const coop_report_input *in, const coop_solve *sv);
 

@@ -56,12 +56,20 @@ static const coop_key_info keys[] = {
     KEY_INT("solver", "max_iter", "10000", 0, 1e12, "stop after this many iterations (sweeps)"),
     KEY_INT("solver", "check_every", "100", 1, 1e9,
             "jacobi: sweeps between residual checks (Krylov methods check every iteration)"),
+    KEY_REAL("solver", "alpha", "1", 0, INFINITY, 1, 1, "heat: diffusivity in u_t = alpha lap(u) + f"),
+    KEY_REAL("solver", "dt", "0", 0, INFINITY, 0, 1,
+             "heat: time step; 0: 0.9 of the explicit stability limit h^2/(2 alpha dim)"),
     KEY_CHOICE("solver", "precision", "fp64", "fp64|fp32", "floating-point type of the fields"),
 
     KEY_CHOICE("run", "backend", "auto", "auto|host|cuda",
                "auto: cuda where a GPU is found, else host"),
-    KEY_CHOICE("run", "sync", "auto", "auto|grid|launch",
-               "cuda mode: grid = persistent cooperative kernel, launch = one kernel per sweep"),
+    KEY_CHOICE("run", "sync", "auto", "auto|grid|launch|graph",
+               "cuda mode: grid = persistent cooperative kernel, launch = one kernel per sweep, "
+               "graph = the per-sweep kernels replayed from a CUDA graph"),
+    KEY_CHOICE("run", "halo", "auto", "auto|mpi|ipc|nccl",
+               "grid halos between GPUs: mpi (staged through host memory unless MPI is "
+               "CUDA-aware), ipc (GPU to GPU through CUDA IPC, ranks of one node), nccl; "
+               "auto: ipc where every neighbour shares the node, else mpi"),
     KEY_INT("run", "device", "-1", -1, 4096,
             "GPU index; -1: node-local rank modulo the GPUs of the node"),
     KEY_INT("run", "blocks", "0", 0, 1000000,
@@ -74,6 +82,9 @@ static const coop_key_info keys[] = {
 
     KEY_STRING("output", "file", "coopsolve.h5", "HDF5 output file"),
     KEY_BOOL("output", "xdmf", "true", "write an XDMF file beside the HDF5 file"),
+    KEY_BOOL("output", "fields", "true", "write the solution field(s); false: metadata and history only"),
+    KEY_INT("output", "every", "0", 0, 1e12,
+            "heat: steps between snapshots of the field in /series (and the XDMF time series); 0: none"),
     KEY_INT("output", "monitor_every", "1000", 0, 1e12, "sweeps between monitor lines; 0: none"),
     KEY_STRING("output", "checkpoint", "auto",
                "checkpoint file; auto: the output file's name with .h5 replaced by .ckpt.h5"),

@@ -1,6 +1,8 @@
 /* HDF5 output: see io.h for the layout. Every phase ends with all ranks agreeing
  * on its status (agree()), so a failure anywhere is known everywhere and no rank
- * waits in a later collective for one that has given up. */
+ * waits in a later collective for one that has given up. A time series
+ * (coop_io_series_*) is the same file opened before the solve: snapshots go
+ * into it during the run, the rest at the end. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "io/io.h"
@@ -33,6 +35,22 @@ typedef struct {
   const coop_outnames *nm;
   const char *path;
 } io_ctx;
+
+/* A time series being written: the temporary file of the output (its names),
+ * where this rank's block goes, and the steps and times written so far. */
+enum { SERIES_OPEN, SERIES_TAKEN, SERIES_BROKEN };
+struct coop_io_series {
+  MPI_Comm comm;
+  int rank, size, is_float;
+  int state;    /* SERIES_OPEN; TAKEN: coop_io_write took the file; BROKEN: a write failed */
+  char *path;
+  coop_outnames nm;
+  coop_io_result grid; /* the layout only */
+  int64_t count, written;
+  int64_t *steps;
+  double *times;
+  hid_t fid; /* parallel HDF5: the temporary file, open on every rank; else -1 */
+};
 
 /* Every rank learns whether any rank failed. The lowest rank that failed keeps
  * its message and the others say another rank failed, so the user reads one. */
@@ -460,7 +478,7 @@ done:
   return st;
 }
 
-static int write_root(hid_t fid, const io_meta *m) {
+static int write_root(hid_t fid, const io_meta *m, int series) {
   const int32_t ranks = m->size, gpus = (int32_t)m->ival[I_GPUS];
   COOP_CHECK(attr_str(fid, "program", "coopsolve"));
   COOP_CHECK(attr_str(fid, "version", m->str[S_VERSION]));
@@ -473,6 +491,9 @@ static int write_root(hid_t fid, const io_meta *m) {
                       "are), /fields (the solution), /solver (how the solve ended), /history "
                       "(residual per check), /timing (seconds per phase and rank); every group "
                       "and dataset has a description"));
+  if (series)
+    COOP_CHECK(attr_str(fid, "series", "/series holds snapshots of the field taken during the run "
+                                       "(u, step, time)"));
   return 0;
 }
 
@@ -625,7 +646,7 @@ done:
 }
 
 static int write_meta(hid_t fid, const coop_io_result *r, const io_meta *m, const io_xfer *x) {
-  COOP_CHECK(write_root(fid, m));
+  COOP_CHECK(write_root(fid, m, r->series != NULL));
   COOP_CHECK(write_input(fid, m));
   COOP_CHECK(write_grid(fid, r, m, x));
   COOP_CHECK(write_solver(fid, m));
@@ -635,16 +656,16 @@ static int write_meta(hid_t fid, const coop_io_result *r, const io_meta *m, cons
 
 /* Chunks of at most 64^3 (3D) or 256^2 (2D) points and at most 1 MiB, halving
  * the slowest axis first so a chunk stays a run of whole rows. */
-static void chunk_dims(const coop_io_result *r, size_t elsize, hsize_t c[3]) {
-  const hsize_t base = r->ndim == 3 ? 64 : r->ndim == 2 ? 256 : 65536;
+static void chunk_dims(int ndim, const int64_t *shape, size_t elsize, hsize_t c[3]) {
+  const hsize_t base = ndim == 3 ? 64 : ndim == 2 ? 256 : 65536;
   for (;;) {
     hsize_t bytes = elsize;
-    for (int d = 0; d < r->ndim; d++) {
-      if (c[d] == 0) c[d] = (hsize_t)r->global_shape[d] < base ? (hsize_t)r->global_shape[d] : base;
+    for (int d = 0; d < ndim; d++) {
+      if (c[d] == 0) c[d] = (hsize_t)shape[d] < base ? (hsize_t)shape[d] : base;
       bytes *= c[d];
     }
     if (bytes <= ((hsize_t)1 << 20)) return;
-    for (int d = 0; d < r->ndim; d++)
+    for (int d = 0; d < ndim; d++)
       if (c[d] > 1) {
         c[d] = (c[d] + 1) / 2;
         break;
@@ -658,19 +679,21 @@ static const char grid_points[] =
     "interior point, one spacing in from the boundary";
 static const char vector_points[] = "the vector's rows in the matrix's row order (row i at index i)";
 
-/* Attach /grid/<axis> to each dimension: as a dimension scale where libhdf5_hl
- * is linked, and by name ("coordinates", dataset order) either way. */
-static int attach_coords(hid_t fid, hid_t dset, const coop_io_result *r) {
+/* Attach /grid/<axis> to each dimension (from dimension first on: a series'
+ * dimension 0 is time): as a dimension scale where libhdf5_hl is linked, and
+ * by name ("coordinates", dataset order, after first_name) either way. */
+static int attach_coords(hid_t fid, hid_t dset, const coop_io_result *r, int first, const char *first_name) {
   int st = 0;
   hid_t scale = -1;
-  char names[32] = "", path[8];
+  char names[64] = "", path[8];
+  if (first) snprintf(names, sizeof names, "%s", first_name);
   for (int d = 0; d < r->ndim; d++) {
     snprintf(path, sizeof path, "grid/%s", axis_name(r->ndim, d));
-    snprintf(names + strlen(names), sizeof names - strlen(names), "%s/%s", d ? " " : "", path);
+    snprintf(names + strlen(names), sizeof names - strlen(names), "%s/%s", d || first ? " " : "", path);
 #ifdef COOP_HAVE_H5DS
     COOP_H5_ID(scale, H5Dopen2(fid, path, H5P_DEFAULT));
-    COOP_H5_TRY(H5DSattach_scale(dset, scale, (unsigned)d));
-    COOP_H5_TRY(H5DSset_label(dset, (unsigned)d, axis_name(r->ndim, d)));
+    COOP_H5_TRY(H5DSattach_scale(dset, scale, (unsigned)(d + first)));
+    COOP_H5_TRY(H5DSset_label(dset, (unsigned)(d + first), axis_name(r->ndim, d)));
     COOP_H5_CLOSE(scale, H5Dclose);
     scale = -1;
     if (st) goto done;
@@ -687,7 +710,7 @@ done:
 static int describe_field(hid_t fid, hid_t dset, const coop_io_result *r, const coop_io_field *f) {
   COOP_CHECK(attr_str(dset, "description", f->description ? f->description : "a field of the run"));
   COOP_CHECK(attr_str(dset, "points", r->ndim > 1 ? grid_points : vector_points));
-  if (r->ndim > 1) COOP_CHECK(attach_coords(fid, dset, r));
+  if (r->ndim > 1) COOP_CHECK(attach_coords(fid, dset, r, 0, NULL));
   return 0;
 }
 
@@ -696,7 +719,7 @@ static int create_field(hid_t fid, hid_t g, hid_t space, const coop_io_result *r
   int st = 0;
   hid_t dcpl = -1, dset = -1;
   hsize_t chunk[3] = {0, 0, 0};
-  chunk_dims(r, f->is_float ? 4 : 8, chunk);
+  chunk_dims(r->ndim, r->global_shape, f->is_float ? 4 : 8, chunk);
   COOP_H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
   COOP_H5_TRY(H5Pset_chunk(dcpl, r->ndim, chunk));
   /* Early allocation is what parallel HDF5 does anyway: the same file either way.
@@ -720,8 +743,11 @@ static int create_fields(hid_t fid, const coop_io_result *r) {
   for (int d = 0; d < r->ndim; d++) dims[d] = (hsize_t)r->global_shape[d];
   COOP_TRY(group_create(fid, "fields", &g));
   COOP_H5_ID(space, H5Screate_simple(r->ndim, dims, NULL));
-  COOP_TRY(attr_str(g, "description", "the solution (and other fields) on all points, global shape; "
-                                 "each dataset says what it is and which points it holds"));
+  COOP_TRY(attr_str(g, "description",
+                    r->nfields ? "the solution (and other fields) on all points, global shape; each "
+                                 "dataset says what it is and which points it holds"
+                               : "empty: the run was told not to write its fields (output.fields = "
+                                 "false)"));
   for (int i = 0; i < r->nfields; i++) COOP_TRY(create_field(fid, g, space, r, &r->fields[i]));
 done:
   COOP_H5_CLOSE(space, H5Sclose);
@@ -766,6 +792,26 @@ static int write_blocks(hid_t fid, const coop_io_result *r, hid_t dxpl) {
   for (int i = 0; i < r->nfields; i++) COOP_TRY(write_block(g, r, &r->fields[i], dxpl));
 done:
   COOP_H5_CLOSE(g, H5Gclose);
+  return st;
+}
+
+/* At the end, when /grid exists: /series/u names its coordinates (time, then
+ * /grid's axes) and, with libhdf5_hl, has them attached as dimension scales. */
+static int describe_series(hid_t fid, const coop_io_result *r) {
+  int st = 0;
+  hid_t u = -1, t = -1;
+  if (r->ndim < 2) return 0;
+  COOP_H5_ID(u, H5Dopen2(fid, "series/u", H5P_DEFAULT));
+#ifdef COOP_HAVE_H5DS
+  COOP_H5_ID(t, H5Dopen2(fid, "series/time", H5P_DEFAULT));
+  COOP_H5_TRY(H5DSset_scale(t, "time"));
+  COOP_H5_TRY(H5DSattach_scale(u, t, 0));
+  COOP_H5_TRY(H5DSset_label(u, 0, "time"));
+#endif
+  COOP_TRY(attach_coords(fid, u, r, 1, "/series/time"));
+done:
+  COOP_H5_CLOSE(t, H5Dclose);
+  COOP_H5_CLOSE(u, H5Dclose);
   return st;
 }
 
@@ -832,15 +878,21 @@ done:
 static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *m) {
   int st = 0, open = 0;
   hid_t fapl = -1, dxpl = -1, fid = -1;
+  if (r->series) { /* the file of the series, open on every rank: it is ours now */
+    fid = r->series->fid;
+    r->series->fid = -1;
+    r->series->state = SERIES_TAKEN;
+  }
   st = make_fapl(r->comm, &fapl);
   if (!st && (dxpl = H5Pcreate(H5P_DATASET_XFER)) < 0) st = coop_h5_fail(__FILE__, __LINE__, "H5Pcreate");
   if (!st && H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0)
     st = coop_h5_fail(__FILE__, __LINE__, "H5Pset_dxpl_mpio");
-  if (!st) st = open_file(io->nm->tmp, 1, fapl, &fid);
+  if (!st && fid < 0) st = open_file(io->nm->tmp, 1, fapl, &fid);
   st = settle(io, st, fid >= 0, &open);
   const io_xfer x = {dxpl, m->rank == 0};
   if (!st) st = settle(io, write_meta(fid, r, m, &x), 1, &open);
   if (!st) st = settle(io, create_fields(fid, r), 1, &open);
+  if (!st && r->series) st = settle(io, describe_series(fid, r), 1, &open);
   if (!st) {
     int local = injected(io, "write");
     if (!local) local = write_blocks(fid, r, dxpl);
@@ -866,15 +918,16 @@ static int close_file(int st, hid_t fid) {
   return st ? st : coop_h5_fail(__FILE__, __LINE__, "H5Fclose");
 }
 
-/* Rank 0 creates the file with all metadata and empty datasets. */
+/* Rank 0 creates the file (a series': opens it) with all metadata and empty datasets. */
 static int serial_create(const char *tmp, const coop_io_result *r, const io_meta *m) {
   int st = 0;
   hid_t fapl = -1, fid = -1;
   const io_xfer x = {H5P_DEFAULT, 1};
   COOP_TRY(make_fapl(r->comm, &fapl));
-  COOP_TRY(open_file(tmp, 1, fapl, &fid));
+  COOP_TRY(open_file(tmp, !r->series, fapl, &fid));
   COOP_TRY(write_meta(fid, r, m, &x));
   COOP_TRY(create_fields(fid, r));
+  if (r->series) COOP_TRY(describe_series(fid, r));
 done:
   st = close_file(st, fid);
   COOP_H5_CLOSE(fapl, H5Pclose);
@@ -898,6 +951,7 @@ done:
  * it; each turn ends with all ranks agreeing, which also passes the turn on. */
 static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *m) {
   int st = 0;
+  if (r->series) r->series->state = SERIES_TAKEN;
   if (m->rank == 0) st = serial_create(io->nm->tmp, r, m);
   st = agree(r->comm, st, io->path);
   for (int turn = 0; turn < m->size && !st; turn++) {
@@ -907,6 +961,307 @@ static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *
   return st;
 }
 #endif
+
+/* ---- time series ------------------------------------------------------------ */
+
+static const char series_desc[] =
+    "snapshots of the field taken during the run: u[k] is the field after step[k] time steps, at "
+    "time[k]; k = 0 is the initial field, the last one the final field (as /fields/u)";
+static const char series_points[] =
+    "each snapshot u[k] holds the interior grid points as /fields/u does (the Dirichlet boundary "
+    "values are not stored): element [k, ..., j, i] sits at origin + [..., j, i] * spacing of "
+    "/grid; chunked one snapshot per chunk";
+
+/* A 1D dataset of n entries, allocated now and written entry by entry. */
+static int create_list(hid_t g, const char *name, hid_t ftype, hsize_t n, const char *desc) {
+  int st = 0;
+  hid_t space = -1, dcpl = -1, dset = -1;
+  COOP_H5_ID(space, H5Screate_simple(1, &n, NULL));
+  COOP_H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
+  COOP_H5_TRY(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY));
+  COOP_H5_TRY(H5Pset_obj_track_times(dcpl, 0));
+  COOP_H5_ID(dset, H5Dcreate2(g, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  COOP_TRY(attr_str(dset, "description", desc));
+done:
+  COOP_H5_CLOSE(dset, H5Dclose);
+  COOP_H5_CLOSE(dcpl, H5Pclose);
+  COOP_H5_CLOSE(space, H5Sclose);
+  return st;
+}
+
+/* /series/u with room for s->count snapshots, one per chunk (a chunk spans a
+ * snapshot's points as /fields/u's chunks do), and /series/step and time. */
+static int create_series(hid_t fid, const coop_io_series *s, const char *desc) {
+  int st = 0;
+  hid_t g = -1, space = -1, dcpl = -1, dset = -1;
+  const coop_io_result *r = &s->grid;
+  hsize_t dims[4], chunk[4] = {1, 0, 0, 0};
+  dims[0] = (hsize_t)s->count;
+  for (int d = 0; d < r->ndim; d++) dims[d + 1] = (hsize_t)r->global_shape[d];
+  chunk_dims(r->ndim, r->global_shape, s->is_float ? 4 : 8, chunk + 1);
+  COOP_TRY(group_create(fid, "series", &g));
+  COOP_TRY(attr_str(g, "description", series_desc));
+  COOP_H5_ID(space, H5Screate_simple(r->ndim + 1, dims, NULL));
+  COOP_H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
+  COOP_H5_TRY(H5Pset_chunk(dcpl, r->ndim + 1, chunk));
+  COOP_H5_TRY(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY)); /* as /fields: the same file either way */
+  COOP_H5_TRY(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER));
+  COOP_H5_TRY(H5Pset_obj_track_times(dcpl, 0));
+  COOP_H5_ID(dset, H5Dcreate2(g, "u", s->is_float ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, space, H5P_DEFAULT,
+                              dcpl, H5P_DEFAULT));
+  COOP_TRY(attr_str(dset, "description", desc ? desc : "snapshots of the field"));
+  COOP_TRY(attr_str(dset, "points", series_points));
+  COOP_TRY(create_list(g, "step", H5T_STD_I64LE, dims[0],
+                       "time steps done when snapshot k was taken (0: the initial field)"));
+  COOP_TRY(create_list(g, "time", H5T_IEEE_F64LE, dims[0],
+                       "time of snapshot k: step[k] * dt (/input resolved: solver.dt, solver.alpha); "
+                       "in the units of the box lengths and the diffusivity"));
+done:
+  COOP_H5_CLOSE(dset, H5Dclose);
+  COOP_H5_CLOSE(dcpl, H5Pclose);
+  COOP_H5_CLOSE(space, H5Sclose);
+  COOP_H5_CLOSE(g, H5Gclose);
+  return st;
+}
+
+/* Entry k of a 1D dataset, written by the writer (the others take part with nothing). */
+static int put_entry(hid_t fid, const char *name, hid_t mtype, const void *v, hsize_t k, hid_t dxpl,
+                     int writer) {
+  int st = 0;
+  hid_t dset = -1, fspace = -1, mspace = -1;
+  const hsize_t one = 1;
+  COOP_H5_ID(dset, H5Dopen2(fid, name, H5P_DEFAULT));
+  COOP_H5_ID(fspace, H5Dget_space(dset));
+  COOP_H5_ID(mspace, H5Screate_simple(1, &one, NULL));
+  if (writer) {
+    COOP_H5_TRY(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &k, NULL, &one, NULL));
+  } else {
+    COOP_H5_TRY(H5Sselect_none(fspace));
+    COOP_H5_TRY(H5Sselect_none(mspace));
+  }
+  COOP_H5_TRY(H5Dwrite(dset, mtype, mspace, fspace, dxpl, v));
+done:
+  COOP_H5_CLOSE(mspace, H5Sclose);
+  COOP_H5_CLOSE(fspace, H5Sclose);
+  COOP_H5_CLOSE(dset, H5Dclose);
+  return st;
+}
+
+/* This rank's block of the next snapshot, and (writer) its step and time. */
+static int put_snapshot(hid_t fid, const coop_io_series *s, const void *owned, int64_t step, double time,
+                        hid_t dxpl, int writer) {
+  int st = 0;
+  hid_t dset = -1, fspace = -1, mspace = -1;
+  const coop_io_result *r = &s->grid;
+  const hsize_t k = (hsize_t)s->written, one = 1;
+  hsize_t start[4] = {k}, count[4] = {1}, n = 1;
+  const double dummy = 0.0;
+  for (int d = 0; d < r->ndim; d++) {
+    start[d + 1] = (hsize_t)r->local_offset[d];
+    count[d + 1] = (hsize_t)r->local_shape[d];
+    n *= count[d + 1];
+  }
+  COOP_H5_ID(dset, H5Dopen2(fid, "series/u", H5P_DEFAULT));
+  COOP_H5_ID(fspace, H5Dget_space(dset));
+  if (n > 0) {
+    COOP_H5_TRY(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL));
+    COOP_H5_ID(mspace, H5Screate_simple(r->ndim + 1, count, NULL));
+  } else {
+    COOP_H5_TRY(H5Sselect_none(fspace));
+    COOP_H5_ID(mspace, H5Screate_simple(1, &one, NULL));
+    COOP_H5_TRY(H5Sselect_none(mspace));
+  }
+  COOP_H5_TRY(H5Dwrite(dset, s->is_float ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, mspace, fspace, dxpl,
+                       n > 0 ? owned : (const void *)&dummy));
+  COOP_TRY(put_entry(fid, "series/step", H5T_NATIVE_INT64, &step, k, dxpl, writer));
+  COOP_TRY(put_entry(fid, "series/time", H5T_NATIVE_DOUBLE, &time, k, dxpl, writer));
+done:
+  COOP_H5_CLOSE(mspace, H5Sclose);
+  COOP_H5_CLOSE(fspace, H5Sclose);
+  COOP_H5_CLOSE(dset, H5Dclose);
+  return st;
+}
+
+#ifdef H5_HAVE_PARALLEL
+/* Every rank creates the file and /series, and keeps it open for the run. */
+static int series_create_file(const io_ctx *io, coop_io_series *s, const char *desc) {
+  int st = 0, open = 0;
+  hid_t fapl = -1;
+  st = make_fapl(s->comm, &fapl);
+  if (!st) st = open_file(s->nm.tmp, 1, fapl, &s->fid);
+  st = settle(io, st, s->fid >= 0, &open);
+  if (!st) st = settle(io, create_series(s->fid, s, desc), 1, &open);
+  if (st && open) coop_error_set_fatal(); /* the file stays open: closing it would hang */
+  COOP_H5_CLOSE(fapl, H5Pclose);
+  return st;
+}
+
+/* One collective write per snapshot. A failure leaves the file open (its
+ * collective close would hang): fatal, the job ends with MPI_Abort. */
+static int series_put_file(const io_ctx *io, coop_io_series *s, const void *owned, int64_t step,
+                           double time) {
+  int st = 0, open = 0;
+  hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+  int local = dxpl < 0 ? coop_h5_fail(__FILE__, __LINE__, "H5Pcreate") : 0;
+  if (!local && H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0)
+    local = coop_h5_fail(__FILE__, __LINE__, "H5Pset_dxpl_mpio");
+  if (!local) local = put_snapshot(s->fid, s, owned, step, time, dxpl, s->rank == 0);
+  if (!local) local = injected(io, "snapshot"); /* after the collective write: no rank waits in it */
+  st = settle(io, local, 1, &open);
+  if (st) coop_error_set_fatal();
+  if (dxpl >= 0) H5Pclose(dxpl);
+  return st;
+}
+
+static void series_release(coop_io_series *s) { /* collective */
+  if (s->fid >= 0) H5Fclose(s->fid);
+  s->fid = -1;
+}
+#else
+static int series_create_rank0(coop_io_series *s, const char *desc) {
+  int st = 0;
+  hid_t fapl = -1, fid = -1;
+  COOP_TRY(make_fapl(s->comm, &fapl));
+  COOP_TRY(open_file(s->nm.tmp, 1, fapl, &fid));
+  COOP_TRY(create_series(fid, s, desc));
+done:
+  st = close_file(st, fid);
+  COOP_H5_CLOSE(fapl, H5Pclose);
+  return st;
+}
+
+/* Rank 0 creates the file and /series and closes it. */
+static int series_create_file(const io_ctx *io, coop_io_series *s, const char *desc) {
+  (void)io;
+  return agree(s->comm, s->rank == 0 ? series_create_rank0(s, desc) : 0, s->path);
+}
+
+static int series_turn(const io_ctx *io, coop_io_series *s, const void *owned, int64_t step, double time) {
+  int st = 0;
+  hid_t fapl = -1, fid = -1;
+  COOP_TRY(injected(io, "snapshot"));
+  COOP_TRY(make_fapl(s->comm, &fapl));
+  COOP_TRY(open_file(s->nm.tmp, 0, fapl, &fid));
+  COOP_TRY(put_snapshot(fid, s, owned, step, time, H5P_DEFAULT, s->rank == 0));
+done:
+  st = close_file(st, fid);
+  COOP_H5_CLOSE(fapl, H5Pclose);
+  return st;
+}
+
+/* The ranks in turn open the file, write their block and close it. */
+static int series_put_file(const io_ctx *io, coop_io_series *s, const void *owned, int64_t step,
+                           double time) {
+  int st = 0;
+  for (int turn = 0; turn < s->size && !st; turn++)
+    st = agree(s->comm, s->rank == turn ? series_turn(io, s, owned, step, time) : 0, s->path);
+  return st;
+}
+
+static void series_release(coop_io_series *s) { (void)s; }
+#endif
+
+static void series_free(coop_io_series *s) {
+  if (!s) return;
+  coop_outnames_free(&s->nm);
+  free(s->path);
+  free(s->steps);
+  free(s->times);
+  free(s);
+}
+
+/* The layout fields of r; what this rank alone can tell is wrong. */
+static int series_init(coop_io_series *s, const char *path, const coop_io_result *r, int64_t count,
+                       int is_float) {
+  int64_t points = 0;
+  s->comm = r->comm;
+  s->fid = -1;
+  s->count = count;
+  s->is_float = is_float != 0;
+  s->grid.comm = r->comm;
+  s->grid.ndim = r->ndim;
+  for (int d = 0; d < 3; d++) {
+    s->grid.global_shape[d] = r->global_shape[d];
+    s->grid.local_shape[d] = r->local_shape[d];
+    s->grid.local_offset[d] = r->local_offset[d];
+    s->grid.proc_dims[d] = r->proc_dims[d];
+    s->grid.spacing[d] = r->spacing[d];
+    s->grid.origin[d] = r->origin[d];
+  }
+  COOP_MPI(MPI_Comm_rank(r->comm, &s->rank));
+  COOP_MPI(MPI_Comm_size(r->comm, &s->size));
+  COOP_CHECK(check_grid(&s->grid, &points));
+  if (s->grid.ndim < 2) return COOP_ERROR(COOP_ERR_RUNTIME, "a time series needs a 2D or 3D grid");
+  if (count < 1 || count > ((int64_t)1 << 40))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "a time series of %lld snapshots", (long long)count);
+  s->path = strdup(path);
+  s->steps = malloc((size_t)count * sizeof *s->steps);
+  s->times = malloc((size_t)count * sizeof *s->times);
+  if (!s->path || !s->steps || !s->times) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if (s->rank != 0) return 0;
+  double bytes = (double)count * (s->is_float ? 4.0 : 8.0); /* the file system takes them all */
+  for (int d = 0; d < s->grid.ndim; d++) bytes *= (double)s->grid.global_shape[d];
+  return coop_output_space(path, bytes < 0x1p63 ? (uint64_t)bytes : UINT64_MAX);
+}
+
+int coop_io_series_open(const char *path, const coop_io_result *layout, int xdmf, int64_t count,
+                        int is_float, const char *description, coop_io_series **out) {
+  coop_h5_quiet q;
+  int named = 0;
+  *out = NULL;
+  if (!path || !layout || layout->comm == MPI_COMM_NULL)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_io_series_open: no path, layout or communicator");
+  coop_io_series *s = calloc(1, sizeof *s);
+  int st = s ? series_init(s, path, layout, count, is_float) : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  st = agree(layout->comm, st, path);
+  if (!st) st = agree(layout->comm, check_same(&s->grid, s->size), path);
+  if (!st) named = !(st = coop_outnames_create(&s->nm, s->comm, path, xdmf));
+  if (!st) {
+    const io_ctx io = {s->comm, s->rank, s->size, &s->nm, s->path};
+    coop_h5_quiet_begin(&q);
+    st = series_create_file(&io, s, description);
+    coop_h5_quiet_end(&q);
+  }
+  if (st) {
+    if (named && s->rank == 0) coop_outnames_discard(&s->nm);
+    series_free(s);
+    return coop_error_trace(st, __FILE__, __LINE__);
+  }
+  *out = s;
+  return 0;
+}
+
+int coop_io_series_write(coop_io_series *s, const void *owned, int64_t step, double time) {
+  coop_h5_quiet q;
+  if (!s || s->state != SERIES_OPEN || s->written >= s->count) /* the same on every rank */
+    return COOP_ERROR(COOP_ERR_RUNTIME, "snapshot at step %lld: the series is %s", (long long)step,
+                      !s ? "missing" : s->state != SERIES_OPEN ? "closed" : "full");
+  const io_ctx io = {s->comm, s->rank, s->size, &s->nm, s->path};
+  coop_h5_quiet_begin(&q);
+  int st = series_put_file(&io, s, owned, step, time);
+  coop_h5_quiet_end(&q);
+  if (st) { /* agreed: every rank is here */
+    s->state = SERIES_BROKEN;
+    if (s->rank == 0) coop_outnames_discard(&s->nm);
+    MPI_Barrier(s->comm); /* no rank ends the job before the temporaries are gone */
+    return coop_error_trace(st, __FILE__, __LINE__);
+  }
+  s->steps[s->written] = step;
+  s->times[s->written] = time;
+  s->written++;
+  return 0;
+}
+
+int64_t coop_io_series_count(const coop_io_series *s) { return s ? s->written : 0; }
+
+void coop_io_series_close(coop_io_series *s) {
+  if (!s) return;
+  if (s->state == SERIES_OPEN) { /* never finished: no output */
+    series_release(s);
+    if (s->rank == 0) coop_outnames_discard(&s->nm);
+  }
+  series_free(s);
+}
 
 /* ---- the public functions ------------------------------------------------- */
 
@@ -922,14 +1277,28 @@ static uint64_t data_bytes(const coop_io_result *r) {
 /* The XDMF file by rank 0, then the renames; collective. */
 static int finish(const io_ctx *io, const coop_io_result *r, int xdmf) {
   int st = 0;
+  const coop_io_series *sr = r->series;
+  const coop_xdmf_series ts = {sr ? sr->written : 0, sr ? sr->steps : NULL, sr ? sr->times : NULL,
+                               sr ? sr->is_float : 0};
   if (xdmf && io->rank == 0 && !(st = injected(io, "xdmf")))
-    st = coop_xdmf_write(io->nm->xmf_tmp, io->nm->base, r);
+    st = coop_xdmf_write(io->nm->xmf_tmp, io->nm->base, r, sr ? &ts : NULL);
   if ((st = agree(io->comm, st, io->path))) {
     if (io->rank == 0) coop_outnames_discard(io->nm);
     return st;
   }
   if (io->rank == 0) st = coop_outnames_publish(io->nm, io->path);
   return agree(io->comm, st, io->path);
+}
+
+/* A series handed to coop_io_write must be the whole one, of this output. */
+static int check_series(const coop_io_series *sr, const char *path) {
+  if (sr->state != SERIES_OPEN || strcmp(sr->path, path) != 0)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "the time series of %s is %s", sr->path,
+                      sr->state != SERIES_OPEN ? "closed" : "another file's");
+  if (sr->written != sr->count)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "the time series holds %lld of its %lld snapshots",
+                      (long long)sr->written, (long long)sr->count);
+  return 0;
 }
 
 int coop_io_write(const char *path, const coop_io_result *r, int xdmf) {
@@ -939,25 +1308,36 @@ int coop_io_write(const char *path, const coop_io_result *r, int xdmf) {
   int st, named = 0;
   if (!path || !r || r->comm == MPI_COMM_NULL)
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_io_write: no path, result or communicator");
+  coop_io_series *const sr = r->series;
   memset(&m, 0, sizeof m);
   memset(&nm, 0, sizeof nm);
   COOP_MPI(MPI_Comm_rank(r->comm, &m.rank));
   COOP_MPI(MPI_Comm_size(r->comm, &m.size));
-  const io_ctx io = {r->comm, m.rank, m.size, &nm, path};
+  /* a series' file already has its names (and its XDMF choice) */
+  const coop_outnames *names = sr ? &sr->nm : &nm;
+  const io_ctx io = {r->comm, m.rank, m.size, names, path};
   st = check_local(r, m.rank);
+  if (!st && sr) st = check_series(sr, path);
   if (!st && m.rank == 0 && r->ndim >= 1 && r->ndim <= 3) st = coop_output_space(path, data_bytes(r));
   st = agree(r->comm, st, path);
   if (!st) st = agree(r->comm, check_same(r, m.size), path); /* the same verdict everywhere: told once */
-  if (!st) st = coop_outnames_create(&nm, r->comm, path, xdmf);
-  named = !st;
+  if (!st && !sr) st = coop_outnames_create(&nm, r->comm, path, xdmf);
+  named = !st || sr;
   if (!st) st = meta_build(&m, r);
   if (!st) {
     coop_h5_quiet_begin(&q);
     st = write_file(&io, r, &m);
     coop_h5_quiet_end(&q);
   }
-  if (!st) st = finish(&io, r, xdmf); /* a failed rename has removed what it did not rename */
-  else if (named && m.rank == 0) coop_outnames_discard(&nm);
+  if (!st) {
+    st = finish(&io, r, sr ? names->xmf != NULL : xdmf); /* a failed rename has removed what it did not rename */
+  } else {
+    if (sr && sr->state == SERIES_OPEN) { /* failed before the file was touched: all ranks here */
+      series_release(sr);
+      sr->state = SERIES_TAKEN;
+    }
+    if (named && m.rank == 0) coop_outnames_discard(names);
+  }
   meta_free(&m);
   coop_outnames_free(&nm);
   return st ? coop_error_trace(st, __FILE__, __LINE__) : 0;

@@ -12,6 +12,10 @@
  *   /history     datasets iteration (int64), residual (float64); attrs say
  *                which norm (kind "true" or "recurrence")
  *   /timing      one float64 dataset per phase, one value per rank
+ *   /series      time series (heat with output.every): u (T, [nz,] ny, nx),
+ *                the interior points as /fields/u, chunked one snapshot per
+ *                chunk; step (int64, T) and time (float64, T); written during
+ *                the run (coop_io_series_*)
  * Every group and dataset carries a "description"; strings are scalar
  * variable-length UTF-8 (h5py reads str), except the dimension-scale
  * attributes the HDF5 specification fixes (CLASS, NAME, REFERENCE_LIST,
@@ -28,6 +32,8 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+
+typedef struct coop_io_series coop_io_series;
 
 typedef struct {
   const char *name; /* dataset name under /fields */
@@ -77,7 +83,12 @@ typedef struct {
   int nphases;
 
   const coop_io_field *fields;
-  int nfields;
+  int nfields; /* 0: an empty /fields (output.fields = false) */
+
+  /* the time series written into this output during the run, or NULL: then
+   * coop_io_write finishes that file (coop_io_series_open) instead of
+   * creating one, and the XDMF file describes the series */
+  coop_io_series *series;
 } coop_io_result;
 
 /* Write the run's file at path (and path minus ".h5" plus ".xmf", or path.xmf
@@ -90,6 +101,35 @@ typedef struct {
  * and a rank that failed alone (the others stuck in a collective write for 5
  * s) ends the job itself. COOP_FAULT=write:R or xdmf:0 injects a failure. */
 int coop_io_write(const char *path, const coop_io_result *r, int xdmf);
+
+/* ---- time series ------------------------------------------------------------
+ * A run that writes snapshots while it runs opens its output before the solve:
+ * the temporary file (io/files.h names) gets /series with room for count
+ * snapshots; coop_io_series_write adds one; coop_io_write, with
+ * coop_io_result.series set, writes the rest into the same file and renames
+ * it; coop_io_series_close removes what was not renamed. A 16384^2 series
+ * never sits in memory: each snapshot goes to the file when taken (parallel
+ * HDF5: one collective write into the file the ranks hold open; serial: the
+ * ranks in turn open, write their block and close). */
+
+/* Collective. layout: the grid part of a coop_io_result (comm, ndim, shapes,
+ * offsets, proc_dims, spacing, origin); is_float: fp32 snapshots; description:
+ * what /series/u holds. A failure (no room on the file system for count
+ * snapshots, a file that cannot be created) leaves no file; status agreed. */
+int coop_io_series_open(const char *path, const coop_io_result *layout, int xdmf, int64_t count,
+                        int is_float, const char *description, coop_io_series **out);
+/* Collective: snapshot number k (k = snapshots written so far) of the field
+ * after step steps, at time time; owned is this rank's block as in
+ * coop_io_field. A failure on any rank is every rank's: the temporaries are
+ * removed before it returns (and, when HDF5 holds the failed file open,
+ * coop_error_is_fatal() is set: the job must end by MPI_Abort).
+ * COOP_FAULT=snapshot:R injects one. */
+int coop_io_series_write(coop_io_series *s, const void *owned, int64_t step, double time);
+/* Snapshots written so far. */
+int64_t coop_io_series_count(const coop_io_series *s);
+/* Collective (all ranks or none): closes a file coop_io_write did not take
+ * and removes the temporaries that were not renamed; frees s. Accepts NULL. */
+void coop_io_series_close(coop_io_series *s);
 
 /* 1 when this build writes with parallel HDF5 (H5_HAVE_PARALLEL), else 0. */
 int coop_io_parallel(void);

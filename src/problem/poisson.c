@@ -92,8 +92,32 @@ void coop_problem_fill(const coop_problem *p, const coop_decomp *d, const coop_s
       }
 }
 
+void coop_problem_fill_heat(const coop_problem *p, const coop_decomp *d, const coop_stencil *s, void *u) {
+  int64_t l[3];
+  for (l[2] = -s->grid.g[2]; l[2] < s->grid.n[2] + s->grid.g[2]; l[2]++)
+    for (l[1] = -s->grid.g[1]; l[1] < s->grid.n[1] + s->grid.g[1]; l[1]++)
+      for (l[0] = -s->grid.g[0]; l[0] < s->grid.n[0] + s->grid.g[0]; l[0]++) {
+        double x[3];
+        int boundary, inside;
+        locate(p, d, l, x, &boundary, &inside);
+        const int sine_inside = inside && p->type == COOP_PROBLEM_SINE;
+        store(s, u, coop_grid_index(&s->grid, l[0], l[1], l[2]),
+              boundary || sine_inside ? coop_problem_exact(p, x) : 0.0);
+      }
+}
+
+double coop_problem_heat_decay(const coop_problem *p, double alpha, double t) {
+  if (p->type != COOP_PROBLEM_SINE) return -1.0;
+  double k2 = 0.0;
+  for (int a = 0; a < p->ndim; a++) {
+    const double k = p->mode * M_PI / p->len[a];
+    k2 += k * k;
+  }
+  return exp(-alpha * k2 * t);
+}
+
 void coop_problem_error(const coop_problem *p, const coop_decomp *d, const coop_stencil *s,
-                        const double *owned, double *emax, double *esumsq) {
+                        const double *owned, double amp, double *emax, double *esumsq) {
   int64_t l[3], q = 0;
   double mx = 0.0, sum = 0.0;
   for (l[2] = 0; l[2] < s->grid.n[2]; l[2]++)
@@ -103,7 +127,7 @@ void coop_problem_error(const coop_problem *p, const coop_decomp *d, const coop_
         int boundary, inside;
         locate(p, d, l, x, &boundary, &inside);
         const double v = owned[q];
-        const double e = fabs(v - coop_problem_exact(p, x));
+        const double e = fabs(v - amp * coop_problem_exact(p, x));
         if (e > mx || e != e) mx = e;
         sum += e * e;
       }

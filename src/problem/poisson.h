@@ -33,9 +33,23 @@ double coop_problem_rhs(const coop_problem *p, const double x[3]);
  * stored point, u zero inside and the exact values on the boundary layer. */
 void coop_problem_fill(const coop_problem *p, const coop_decomp *d, const coop_stencil *s, void *u,
                        void *f);
-/* Error of the owned values (contiguous, no ghosts, x fastest, doubles) against the exact solution: max |e| and sum e^2 on this rank. */
+/* Error of the owned values (contiguous, no ghosts, x fastest, doubles) against
+ * amp times the exact solution (amp = 1 for Poisson; a decay factor for heat):
+ * max |e| and sum e^2 on this rank. */
 void coop_problem_error(const coop_problem *p, const coop_decomp *d, const coop_stencil *s,
-                        const double *owned, double *emax, double *esumsq);
+                        const double *owned, double amp, double *emax, double *esumsq);
+
+/* The heat equation u_t = alpha lap(u) on the same box, boundary values and
+ * initial field taken from the problem, no source:
+ *   sine:    u(0) = the sine mode everywhere (zero on the boundary); it stays a
+ *            sine mode, u(t) = exp(-alpha t sum_a (k pi / L_a)^2) u(0)
+ *   laplace: u(0) = 0 inside, the harmonic boundary values; u(t) tends to the
+ *            harmonic solution (no closed form at finite t)
+ * Fill fills this rank's stored u like coop_problem_fill (host, s->prec). */
+void coop_problem_fill_heat(const coop_problem *p, const coop_decomp *d, const coop_stencil *s, void *u);
+/* The factor amp with exact(t) = amp * coop_problem_exact (sine); -1 when the
+ * solution at time t is not known in closed form (laplace). */
+double coop_problem_heat_decay(const coop_problem *p, double alpha, double t);
 /* Krylov form of the same problem on the owned points (contiguous, x fastest,
  * zero outside the box): b = f plus the boundary values the stencil reaches,
  * moved to the right-hand side; exact (may be NULL) the exact solution. */

@@ -1,0 +1,210 @@
+/* Device code of the relaxation step un = u + c (f - A u) on a stored field,
+ * with the residual (f - A u)^2 summed over the owned points in the same pass
+ * (no second read of the grid). Shared by the per-step kernel
+ * (kernels/stencil_relax.cu) and the persistent kernels (solvers/relax_cuda.cu).
+ *
+ * Written for Hopper's memory system: every thread owns a 16-byte chunk of a
+ * row (4 floats or 2 doubles, aligned because rows are padded to 128 bytes:
+ * core/grid.c) and marches along the slowest axis over `ry` rows, keeping the
+ * rows below, at and above in registers, so u is read from memory once per
+ * step; x neighbours at the chunk's ends come from L1 (the lanes beside it
+ * load those lines), y neighbours of a 3D plane from L1/L2. Consecutive lanes
+ * take consecutive chunks: a warp reads 512 contiguous bytes per row. */
+#ifndef COOP_STENCIL_RELAX_CUH
+#define COOP_STENCIL_RELAX_CUH
+
+#include "kernels/stencil.cuh" /* block_sum_add */
+
+namespace {
+
+template <typename T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+  typedef float4 type;
+  static constexpr int n = 4;
+};
+template <>
+struct Vec16<double> {
+  typedef double2 type;
+  static constexpr int n = 2;
+};
+
+/* The step's constants. */
+struct RelaxPar {
+  double w0, w1, w2, diag, c;
+};
+
+/* One region on one stored field, in storage coordinates (ghosts included).
+ * A task is one chunk of V points along x times `ry` rows along the march
+ * axis (y in 2D, z in 3D) at one row of the other axis (3D: y). */
+struct RelaxGeom {
+  long long sy, sz;          /* storage strides */
+  long long x0, x1;          /* region along x, storage coordinates */
+  long long ox0, ox1;        /* owned points along x */
+  long long a0;              /* first chunk (x0 / V) */
+  long long nch;             /* chunks per row */
+  long long m0, mn, om0, om1; /* march axis: first row, rows, owned rows [om0, om1) */
+  long long q0, qn, oq0, oq1; /* other axis (3D y): first, count, owned; 2D: 0, 1, 0, 1 */
+  long long ry, nstrips;     /* rows per task, strips of ry rows */
+  long long tasks;           /* nch * nstrips * qn */
+};
+
+template <typename T>
+__device__ __forceinline__ typename Vec16<T>::type vload(const T *p) {
+  return *reinterpret_cast<const typename Vec16<T>::type *>(p);
+}
+template <typename T>
+__device__ __forceinline__ void vstore(T *p, const typename Vec16<T>::type &v) {
+  *reinterpret_cast<typename Vec16<T>::type *>(p) = v;
+}
+__device__ __forceinline__ float vget(const float4 &v, int e) {
+  return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+}
+__device__ __forceinline__ double vget(const double2 &v, int e) { return e == 0 ? v.x : v.y; }
+__device__ __forceinline__ void vset(float4 &v, int e, float x) {
+  if (e == 0) v.x = x; else if (e == 1) v.y = x; else if (e == 2) v.z = x; else v.w = x;
+}
+__device__ __forceinline__ void vset(double2 &v, int e, double x) {
+  if (e == 0) v.x = x; else v.y = x;
+}
+
+/* Tasks t0, t0 + ts, ... of region G: the relaxation step, and (NORM) the
+ * thread's sum of squared residuals over owned points. u and un carry no
+ * __restrict__: the persistent kernels write u between grid barriers and
+ * read it again, which the non-coherent load path would not see. I is the
+ * task index type: 32-bit whenever the task count allows (64-bit division
+ * per task costs more than the rows it indexes on small grids). */
+template <typename T, int DIM, bool HAS_F, bool NORM, typename I>
+__device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
+                              const T *__restrict__ f, I t0, I ts) {
+  typedef typename Vec16<T>::type VT;
+  constexpr int V = Vec16<T>::n;
+  const T w0 = (T)P.w0, w1 = (T)P.w1, w2 = (T)P.w2, diag = (T)P.diag, c = (T)P.c;
+  const long long ms = DIM == 3 ? G.sz : G.sy; /* march stride */
+  const I tasks = (I)G.tasks, nch = (I)G.nch, nstrips = (I)G.nstrips;
+  double sum = 0.0;
+  for (I t = t0; t < tasks; t += ts) {
+    const I rest = t / nch, ch = t - rest * nch;
+    const I q = rest / nstrips, strip = rest - q * nstrips;
+    const long long xs = (G.a0 + (long long)ch) * V;
+    const long long m = G.m0 + (long long)strip * G.ry;
+    const long long oth = G.q0 + (long long)q;
+    const long long rows = min(G.ry, G.mn - (long long)strip * G.ry);
+    unsigned xm = 0, om = 0; /* elements in the region, and owned ones */
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      const long long x = xs + e;
+      if (x >= G.x0 && x < G.x1) xm |= 1u << e;
+      if (x >= G.ox0 && x < G.ox1) om |= 1u << e;
+    }
+    if (DIM == 3 && (oth < G.oq0 || oth >= G.oq1)) om = 0;
+    long long idx = xs + ms * m + (DIM == 3 ? G.sy * oth : 0);
+    VT prev = vload(u + idx - ms), cur = vload(u + idx);
+    for (long long r = 0; r < rows; r++, idx += ms) {
+      const VT next = vload(u + idx + ms);
+      const T left = (xm & 1u) ? u[idx - 1] : (T)0;
+      const T right = (xm >> (V - 1)) & 1u ? u[idx + V] : (T)0;
+      VT ym, yp, fv;
+      if (DIM == 3) {
+        ym = vload(u + idx - G.sy);
+        yp = vload(u + idx + G.sy);
+      }
+      if (HAS_F) fv = vload(f + idx);
+      const unsigned rom = (m + r >= G.om0 && m + r < G.om1) ? om : 0u;
+      VT out;
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        const T ce = vget(cur, e);
+        const T l = e == 0 ? left : vget(cur, e - 1);
+        const T rr = e == V - 1 ? right : vget(cur, e + 1);
+        /* A u in the host reference's order (kernels/stencil_host_impl.h) */
+        T au;
+        if (DIM == 3)
+          au = diag * ce - w0 * (l + rr) - w1 * (vget(ym, e) + vget(yp, e)) -
+               w2 * (vget(prev, e) + vget(next, e));
+        else
+          au = diag * ce - w0 * (l + rr) - w1 * (vget(prev, e) + vget(next, e));
+        const T res = (HAS_F ? vget(fv, e) : (T)0) - au;
+        vset(out, e, ce + c * res);
+        if (NORM && ((rom >> e) & 1u)) sum += (double)res * (double)res;
+      }
+      if (xm == (1u << V) - 1u) {
+        vstore(un + idx, out);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          if ((xm >> e) & 1u) un[idx + e] = vget(out, e);
+      }
+      prev = cur;
+      cur = next;
+    }
+  }
+  return sum;
+}
+
+/* Threads per block of every relaxation kernel. */
+constexpr int RELAX_THREADS = 256;
+
+/* Most rows a task marches over: beyond 64 the two rows a task reads twice
+ * cost under 3% more traffic, while longer tasks would idle threads. */
+constexpr long long RELAX_MAX_RY = 64;
+
+inline RelaxPar make_relax_par(const coop_stencil *s, double c) {
+  RelaxPar p = {s->w[0], s->w[1], s->w[2], 2.0 * (s->w[0] + s->w[1] + s->w[2]), c};
+  return p;
+}
+
+/* Geometry of region r of s. target: the threads that will run it (resident
+ * threads of the GPU): rows per task are chosen so that there are about as
+ * many tasks as threads, long marches for large grids, short ones (more
+ * parallelism) for small. Returns 0, or -1 when the task numbers would not
+ * fit the kernels' 32-bit indices (a box above ~2^38 points). */
+inline int make_relax_geom(const coop_stencil *s, const coop_region *r, long long target,
+                           RelaxGeom *G) {
+  const coop_grid *gr = &s->grid;
+  const long long V = 16 / (long long)coop_prec_size(gr->prec);
+  const bool d3 = gr->ndim == 3;
+  RelaxGeom g = {};
+  g.sy = gr->ext[0];
+  g.sz = gr->ext[0] * gr->ext[1];
+  g.x0 = r->lo[0] + gr->g[0];
+  g.x1 = r->hi[0] + gr->g[0];
+  g.ox0 = gr->g[0];
+  g.ox1 = gr->g[0] + gr->n[0];
+  const int ma = d3 ? 2 : 1; /* march axis */
+  g.m0 = r->lo[ma] + gr->g[ma];
+  g.mn = r->hi[ma] - r->lo[ma];
+  g.om0 = gr->g[ma];
+  g.om1 = gr->g[ma] + gr->n[ma];
+  if (d3) {
+    g.q0 = r->lo[1] + gr->g[1];
+    g.qn = r->hi[1] - r->lo[1];
+    g.oq0 = gr->g[1];
+    g.oq1 = gr->g[1] + gr->n[1];
+  } else {
+    g.q0 = 0;
+    g.qn = 1;
+    g.oq0 = 0;
+    g.oq1 = 1;
+  }
+  g.ry = 1;
+  if (g.x1 <= g.x0 || g.mn <= 0 || g.qn <= 0) { /* empty: no tasks */
+    *G = g;
+    return 0;
+  }
+  g.a0 = g.x0 / V;
+  g.nch = (g.x1 - 1) / V - g.a0 + 1;
+  const long long base = g.nch * g.qn;
+  if (target < 1) target = 1;
+  long long ry = (g.mn * base + target - 1) / target;
+  g.ry = ry < 1 ? 1 : ry > RELAX_MAX_RY ? RELAX_MAX_RY : ry;
+  g.nstrips = (g.mn + g.ry - 1) / g.ry;
+  g.tasks = base * g.nstrips;
+  *G = g;
+  return 2 * g.tasks + target + 4096LL * RELAX_THREADS >= (1LL << 32) ? -1 : 0;
+}
+
+}  // namespace
+
+#endif

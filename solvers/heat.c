@@ -1,0 +1,173 @@
+/* The heat equation u_t = alpha lap(u) + f on a grid (the grid form), by
+ * explicit time stepping: forward Euler with the 5-point (2D) or 7-point (3D)
+ * Laplacian, u <- u + dt alpha (f - A u) with A = -lap, which is the
+ * relaxation driver's step (solvers/relax.h) with c = dt alpha. The driver
+ * gives the initial field and boundary values (problem/poisson.h: the heat
+ * problems have no source, sv->f = NULL). solver.max_iter steps; the
+ * residual ||f - A u|| (how far u is from steady state) is measured every
+ * check_every steps by the step that starts there, and once more at the end;
+ * snapshots every sv->snapshot_every steps go to the driver's hook. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solvers/checkpoint.h"
+#include "solvers/relax.h"
+#include "solvers/solver.h"
+
+typedef struct {
+  coop_relax *r;
+  double dt_max; /* the stability limit of forward Euler */
+} heat_data;
+
+/* The shortest decimal that reads back as v (so a limit printed in a message
+ * can be pasted back as an input and is not above the limit). */
+static void shortest(char *buf, size_t len, double v) {
+  for (int p = 1; p <= 17; p++) {
+    snprintf(buf, len, "%.*g", p, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+/* Forward Euler is stable while dt alpha times A's largest eigenvalue (below
+ * 4 sum_a 1/h_a^2) stays at most 2: dt <= 1 / (2 alpha sum_a 1/h_a^2). */
+static int choose_dt(coop_solve *sv, heat_data *d) {
+  const coop_stencil *s = sv->s;
+  double sum = 0.0;
+  int equal = 1;
+  for (int a = 0; a < s->grid.ndim; a++) {
+    sum += s->w[a];
+    equal &= s->w[a] == s->w[0];
+  }
+  d->dt_max = 1.0 / (2.0 * sv->alpha * sum);
+  if (sv->dt == 0.0) {
+    sv->dt = 0.9 * d->dt_max;
+  } else if (sv->dt > d->dt_max) {
+    char dt[32], lim[32];
+    shortest(dt, sizeof dt, sv->dt);
+    shortest(lim, sizeof lim, d->dt_max);
+    return coop_error_input("solver.dt = %s is above the explicit stability limit %s (%s); use "
+                            "solver.dt <= %s (or 0: 0.9 of the limit)", dt, lim,
+                            equal ? "h^2/(2 alpha dim)" : "1/(2 alpha sum 1/h^2)", lim);
+  }
+  if (!(sv->dt > 0.0) || !isfinite(sv->dt))
+    return coop_error_input("solver.dt = %g: the time step must be positive and finite "
+                            "(solver.alpha = %g, grid spacings from grid.n*, grid.l*)", sv->dt, sv->alpha);
+  return 0;
+}
+
+static int heat_setup(coop_solve *sv, void **data) {
+  heat_data *d = calloc(1, sizeof *d);
+  *data = d;
+  if (!d) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  COOP_CHECK(choose_dt(sv, d));
+  /* a step reads u and writes unew (no source to read) */
+  sv->bytes_per_iter = 2.0 * (double)coop_grid_owned(&sv->s->grid) * (double)coop_prec_size(sv->s->grid.prec);
+  return coop_relax_create(sv, sv->dt * sv->alpha, &d->r);
+}
+
+/* What a norm step reports: the residual of u at step it, into the history. */
+typedef struct {
+  coop_solve *sv;
+  int64_t it;
+  int last; /* the check after the last step: measure, then drop the step */
+  double start;
+} heat_check;
+
+static int record(void *ctx, double rnorm, int *stop) {
+  heat_check *k = ctx;
+  coop_solve *sv = k->sv;
+  if (k->it == 0) sv->ctl.r0 = rnorm;
+  sv->ctl.rnorm = rnorm;
+  coop_solve_record(sv, k->it, rnorm, MPI_Wtime() - k->start);
+  *stop = k->last;
+  return 0;
+}
+
+/* The next multiple of p after it, at most steps (p <= 0: steps). */
+static int64_t next_multiple(int64_t it, int64_t p, int64_t steps) {
+  if (p <= 0) return steps;
+  const int64_t m = (it / p + 1) * p;
+  return m < steps ? m : steps;
+}
+
+static int snapshot(coop_solve *sv, int64_t it) {
+  if (!sv->snapshot || sv->snapshot_every <= 0) return 0;
+  return sv->snapshot(sv->snapshot_ctx, sv->u, it, (double)it * sv->dt);
+}
+
+/* One chunk: steps from it to next (the driver times them: sweep, halo,
+ * check), a norm step first when a check is due. */
+static int chunk(coop_solve *sv, heat_data *d, heat_check *k, int64_t it, int64_t next) {
+  int stopped = 0;
+  k->it = it;
+  k->last = 0;
+  return coop_relax_run(d->r, next - it, it % sv->ctl.check_every == 0 ? record : NULL, k, &stopped);
+}
+
+static int run_steps(coop_solve *sv, heat_data *d, double start) {
+  coop_solve_ctl *c = &sv->ctl;
+  const int64_t steps = c->max_iter, ck_every = sv->ckpt ? sv->ckpt->every : 0;
+  heat_check k = {sv, 0, 0, start};
+  int64_t it = 0;
+  int resumed = 0, stop = 0, stopped = 0;
+  coop_ckpt_state cs; /* the state at a chunk's end: the field (the time is it dt) */
+  memset(&cs, 0, sizeof cs);
+  cs.field = sv->u;
+  COOP_CHECK(coop_ckpt_resume(sv, &cs, &it, &resumed));
+  if (resumed) COOP_CHECK(coop_relax_exchange(d->r)); /* the ghosts read back are stale */
+  c->iterations = it;
+  COOP_CHECK(snapshot(sv, it));
+  while (it < steps) {
+    /* chunks end where a check, a snapshot or a checkpoint is due */
+    int64_t next = next_multiple(it, c->check_every, steps);
+    const int64_t snap = next_multiple(it, sv->snapshot ? sv->snapshot_every : 0, steps);
+    const int64_t ck = next_multiple(it, ck_every, steps);
+    next = snap < next ? snap : next;
+    next = ck < next ? ck : next;
+    COOP_CHECK(chunk(sv, d, &k, it, next));
+    c->iterations = it = next;
+    if (sv->snapshot_every > 0 && (it % sv->snapshot_every == 0 || it == steps)) COOP_CHECK(snapshot(sv, it));
+    if (it == steps) break;
+    cs.field = sv->u; /* the steps swap the buffers */
+    COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
+    if (stop) return 0;
+  }
+  /* the residual of the final field: a norm step whose output is dropped */
+  k.it = it;
+  k.last = 1;
+  COOP_CHECK(coop_relax_run(d->r, 1, record, &k, &stopped));
+  c->reason = isfinite(c->rnorm) ? COOP_COMPLETED : COOP_DIVERGED_NAN;
+  return 0;
+}
+
+static int heat_solve(coop_solve *sv, void *data) {
+  heat_data *d = data;
+  sv->ctl.hist_len = 0;
+  sv->barriers = strcmp(sv->mode, "grid") == 0 ? 1 : 0;
+  COOP_MPI(MPI_Barrier(sv->comm->world)); /* time the solve from a common start */
+  const double start = MPI_Wtime();
+  COOP_CHECK(run_steps(sv, d, start));
+  COOP_CHECK(sv->be->sync(sv->be));
+  sv->t_solve = MPI_Wtime() - start;
+  return 0;
+}
+
+static void heat_view(const coop_solve *sv, const void *data, FILE *out) {
+  const heat_data *d = data;
+  fprintf(out, "  heat: dt %.9g (%.3g of the stability limit %.9g), alpha %.9g, ghost width %lld, mode %s\n",
+          sv->dt, d ? sv->dt / d->dt_max : 0.0, d ? d->dt_max : 0.0, sv->alpha,
+          (long long)sv->s->grid.g[0], sv->mode);
+}
+
+static void heat_destroy(coop_solve *sv, void *data) {
+  heat_data *d = data;
+  (void)sv;
+  if (d) coop_relax_destroy(d->r);
+  free(d);
+}
+
+const coop_solver_type coop_solver_heat = {
+    "heat", "explicit time stepping of u_t = alpha lap(u) + f (grid problems)", 1 /* grid form */,
+    heat_setup, heat_solve, heat_view, heat_destroy};

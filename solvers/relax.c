@@ -1,0 +1,350 @@
+/* The relaxation driver (solvers/relax.h): modes, halo exchanges every g
+ * steps, norm steps, CUDA graphs and the persistent kernels. */
+#include "solvers/relax.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coop_build.h"
+#if COOP_HAVE_CUDA
+#include "solvers/relax_cuda.h"
+#endif
+
+enum { MODE_HOST, MODE_LAUNCH, MODE_GRAPH, MODE_GRID };
+
+/* Scratch slot of the norm-step sum (below the residual's, kernels/stencil_api.c). */
+#define NORM_SLOT (COOP_SCRATCH_DOUBLES - 2)
+/* Longest run of steps one CUDA graph holds; longer runs replay it again. */
+#define GRAPH_MAX_STEPS 256
+#define GRAPH_CACHE 6
+
+typedef struct {
+  void *exec;
+  int64_t len, first_ext; /* steps, and the overlap of the first one */
+  const void *u;          /* the buffer the first step reads (parity) */
+} graph_entry;
+
+struct coop_relax {
+  coop_solve *sv;
+  double c;
+  int mode, alone, g;
+  int blocks;            /* persistent n-step grid (grid mode) */
+  int solve_blocks;      /* whole-solve grid (grid mode, alone) */
+  long long target;      /* threads that run a step at once: sizes each thread's work */
+  void *geoms;           /* device list of a launch's regions (grid mode) */
+  graph_entry graphs[GRAPH_CACHE];
+  int next_graph;
+  int64_t steps;
+  int ph_sweep, ph_halo, ph_check;
+};
+
+/* auto: the persistent kernel wherever cooperative launch works. It runs the
+ * same step kernel as launch mode at the same occupancy and saves a launch
+ * and, with a residual each check, a host round trip per check. */
+static int pick_mode(coop_relax *r) {
+  coop_solve *sv = r->sv;
+  if (!sv->be->device_memory) return MODE_HOST;
+  if (strcmp(sv->sync, "launch") == 0) return MODE_LAUNCH;
+  if (strcmp(sv->sync, "graph") == 0) return MODE_GRAPH;
+  if (strcmp(sv->sync, "grid") == 0 || sv->be->cooperative) return MODE_GRID;
+  return MODE_LAUNCH;
+}
+
+static const char *mode_name(int m) {
+  return m == MODE_HOST ? "host" : m == MODE_LAUNCH ? "launch" : m == MODE_GRAPH ? "graph" : "grid";
+}
+
+#if COOP_HAVE_CUDA
+/* Largest co-resident grid, or a clear refusal (never a grid that could hang). */
+static int plan_grid(coop_relax *r, int solve, int *blocks) {
+  coop_solve *sv = r->sv;
+  coop_backend *be = sv->be;
+  int per_sm = 0;
+  COOP_CHECK(coop_relax_occupancy_cuda(sv->s, sv->f != NULL, solve, &per_sm));
+  const int most = per_sm * be->sm_count;
+  const char *what = solve ? "whole-solve kernel" : "n-step kernel";
+  if (!be->cooperative || most < 1)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "GPU %d cannot run a cooperative %s (cooperative launch %s, "
+                      "%d blocks resident)", be->device, what, be->cooperative ? "supported" : "unsupported", most);
+  if (sv->blocks > most) /* the user's option, so an input error */
+    return coop_error_input("run.blocks = %d: at most %d blocks can be resident on GPU %d for the %s, "
+                            "and a grid barrier over more could never complete", sv->blocks, most,
+                            be->device, what);
+  *blocks = sv->blocks > 0 ? sv->blocks : most;
+  return 0;
+}
+#endif
+
+static int setup_device(coop_relax *r) {
+  coop_solve *sv = r->sv;
+  coop_backend *be = sv->be;
+  /* every mode sizes a thread's work for the same resident grid, so modes do
+   * equal work with equal memory access patterns */
+  r->target = (long long)be->sm_count * 1024;
+  if (r->mode != MODE_GRID) return 0;
+#if COOP_HAVE_CUDA
+  const int is_auto = strcmp(sv->sync, "auto") == 0;
+  int rc = plan_grid(r, 0, &r->blocks);
+  if (!rc && r->alone) rc = plan_grid(r, 1, &r->solve_blocks);
+  if (!rc) rc = be->alloc(be, &r->geoms, coop_relax_geom_bytes());
+  if (rc && is_auto) { /* auto falls back to one kernel per step */
+    if (sv->comm->rank == 0) fprintf(stderr, "coopsolve: note: %s; using sync = launch\n", coop_error_message());
+    coop_error_clear();
+    r->mode = MODE_LAUNCH;
+    r->blocks = r->solve_blocks = 0;
+    return 0;
+  }
+  COOP_CHECK(rc);
+  r->target = (long long)r->blocks * coop_relax_threads_cuda();
+  return 0;
+#else
+  return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
+#endif
+}
+
+int coop_relax_create(coop_solve *sv, double c, coop_relax **out) {
+  coop_relax *r = calloc(1, sizeof *r);
+  *out = r;
+  if (!r) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if (sv->s->grid.g[0] > COOP_MAX_SWEEPS_PER_EXCHANGE)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "ghost width %lld above %d", (long long)sv->s->grid.g[0],
+                      COOP_MAX_SWEEPS_PER_EXCHANGE);
+  r->sv = sv;
+  r->c = c;
+  r->g = (int)sv->s->grid.g[0];
+  r->alone = !coop_halo_active(sv->halo);
+  r->ph_sweep = coop_solve_phase(sv, "sweep");
+  r->ph_halo = coop_solve_phase(sv, "halo");
+  r->ph_check = coop_solve_phase(sv, "check");
+  r->mode = pick_mode(r);
+  COOP_CHECK(setup_device(r));
+  sv->mode = mode_name(r->mode);
+  return 0;
+}
+
+void coop_relax_destroy(coop_relax *r) {
+  if (!r) return;
+#if COOP_HAVE_CUDA
+  for (int i = 0; i < GRAPH_CACHE; i++) coop_cuda_graph_destroy(r->graphs[i].exec);
+#endif
+  if (r->geoms) r->sv->be->release(r->sv->be, r->geoms);
+  free(r);
+}
+
+int64_t coop_relax_steps_done(const coop_relax *r) { return r->steps; }
+
+int coop_relax_can_solve(const coop_relax *r) { return r->mode == MODE_GRID && r->alone && r->solve_blocks > 0; }
+
+static void swap_fields(coop_solve *sv) {
+  void *t = sv->u;
+  sv->u = sv->unew;
+  sv->unew = t;
+}
+
+/* One step over region reg from sv->u into sv->unew (no swap). */
+static int step(coop_relax *r, const coop_region *reg, double *norm) {
+  coop_solve *sv = r->sv;
+  return coop_stencil_relax(sv->be, sv->s, reg, r->c, sv->u, sv->unew, sv->f, norm, r->target);
+}
+
+#if COOP_HAVE_CUDA
+/* The graph of `len` steps whose first runs over regions[0] (overlap ext),
+ * starting from sv->u: from the cache, or captured now. */
+static int graph_for(coop_relax *r, const coop_region *regions, int k, int64_t len, int64_t ext,
+                     void **exec) {
+  coop_solve *sv = r->sv;
+  for (int i = 0; i < GRAPH_CACHE; i++) {
+    const graph_entry *e = &r->graphs[i];
+    if (e->exec && e->len == len && e->first_ext == ext && e->u == sv->u) {
+      *exec = e->exec;
+      return 0;
+    }
+  }
+  graph_entry *e = &r->graphs[r->next_graph];
+  r->next_graph = (r->next_graph + 1) % GRAPH_CACHE;
+  coop_cuda_graph_destroy(e->exec);
+  memset(e, 0, sizeof *e);
+  void *u = sv->u, *un = sv->unew;
+  COOP_CHECK(coop_cuda_graph_begin(sv->be->stream));
+  int rc = 0;
+  for (int64_t i = 0; i < len && !rc; i++) {
+    rc = coop_stencil_relax(sv->be, sv->s, &regions[i < k ? i : k - 1], r->c, u, un, sv->f, NULL,
+                            r->target);
+    void *t = u;
+    u = un;
+    un = t;
+  }
+  void *x = NULL;
+  const int rc2 = coop_cuda_graph_end(sv->be->stream, &x); /* ends the capture whatever happened */
+  COOP_CHECK(rc);
+  COOP_CHECK(rc2);
+  e->exec = x;
+  e->len = len;
+  e->first_ext = ext;
+  e->u = sv->u;
+  *exec = x;
+  return 0;
+}
+#endif
+
+/* m plain steps over regions[0..k) (the last one repeats), ext: the overlap
+ * of the first. Leaves the newest field in sv->u. */
+static int plain_steps(coop_relax *r, const coop_region *regions, int k, int64_t m, int64_t ext) {
+  coop_solve *sv = r->sv;
+  if (m <= 0) return 0;
+#if COOP_HAVE_CUDA
+  if (r->mode == MODE_GRID && m > 1) {
+    COOP_CHECK(coop_relax_steps_grid_cuda(sv->s, regions, k, m, r->c, sv->u, sv->unew, sv->f,
+                                          r->geoms, r->blocks, sv->be->stream));
+    if (m % 2) swap_fields(sv);
+    r->steps += m;
+    return 0;
+  }
+  if (r->mode == MODE_GRAPH && m > 1) {
+    for (int64_t done = 0; done < m;) {
+      const int64_t len = m - done < GRAPH_MAX_STEPS ? m - done : GRAPH_MAX_STEPS;
+      void *exec = NULL;
+      /* regions past the first k are all the last one (a rank alone: k = 1) */
+      const int off = done < k ? (int)done : k - 1;
+      COOP_CHECK(graph_for(r, regions + off, k - off, len, ext - off, &exec));
+      COOP_CHECK(coop_cuda_graph_launch(exec, sv->be->stream));
+      if (len % 2) swap_fields(sv);
+      done += len;
+    }
+    r->steps += m;
+    return 0;
+  }
+#else
+  (void)ext;
+#endif
+  for (int64_t i = 0; i < m; i++) {
+    COOP_CHECK(step(r, &regions[i < k ? i : k - 1], NULL));
+    swap_fields(sv);
+  }
+  r->steps += m;
+  return 0;
+}
+
+int coop_relax_exchange(coop_relax *r) {
+  coop_solve *sv = r->sv;
+  if (r->alone) return 0;
+  double t0 = MPI_Wtime();
+  COOP_CHECK(sv->be->sync(sv->be)); /* steps' time goes to sweeps, not halo */
+  coop_solve_add_time(sv, r->ph_sweep, MPI_Wtime() - t0);
+  t0 = MPI_Wtime();
+  if (coop_fault(sv->comm, "halo")) return COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT)");
+  COOP_CHECK(coop_halo_exchange(sv->halo, sv->u));
+  coop_solve_add_time(sv, r->ph_halo, MPI_Wtime() - t0);
+  return 0;
+}
+
+/* The norm step over reg: the global residual norm of sv->u's field. */
+static int norm_step(coop_relax *r, const coop_region *reg, double *rnorm) {
+  coop_solve *sv = r->sv;
+  coop_backend *be = sv->be;
+  double local = 0.0, global = 0.0;
+  const double t0 = MPI_Wtime();
+  if (be->device_memory) {
+    double *acc = be->scratch + NORM_SLOT;
+    COOP_CHECK(step(r, reg, acc));
+    COOP_CHECK(be->download(be, &be->scratch_host[NORM_SLOT], acc, sizeof(double)));
+    local = be->scratch_host[NORM_SLOT];
+  } else {
+    COOP_CHECK(step(r, reg, &local));
+  }
+  const double t1 = MPI_Wtime();
+  coop_solve_add_time(sv, r->ph_sweep, t1 - t0);
+  COOP_MPI(MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, sv->comm->world));
+  coop_solve_add_time(sv, r->ph_check, MPI_Wtime() - t1);
+  r->steps++;
+  *rnorm = sqrt(global);
+  return 0;
+}
+
+int coop_relax_run(coop_relax *r, int64_t n, coop_relax_decide decide, void *ctx, int *stopped) {
+  coop_solve *sv = r->sv;
+  *stopped = 0;
+  for (int64_t done = 0; done < n;) {
+    /* a block of k steps, then the exchange; a rank alone has no blocks */
+    const int64_t left = n - done;
+    const int k = (int)(r->alone ? 1 : left < r->g ? left : r->g);
+    const int64_t m = r->alone ? left : k;
+    coop_region regions[COOP_MAX_SWEEPS_PER_EXCHANGE];
+    for (int s = 0; s < k; s++) regions[s] = coop_halo_sweep_region(sv->halo, r->alone ? 0 : k - 1 - s);
+    int first = 0;
+    if (done == 0 && decide) {
+      double rn = 0.0;
+      int stop = 0;
+      COOP_CHECK(norm_step(r, &regions[0], &rn));
+      COOP_CHECK(decide(ctx, rn, &stop));
+      if (stop) {
+        *stopped = 1;
+        return 0;
+      }
+      swap_fields(sv);
+      first = 1;
+    }
+    const double t0 = MPI_Wtime();
+    const int skip = first < k ? first : k - 1;
+    COOP_CHECK(plain_steps(r, regions + skip, k - skip, m - first, r->alone ? 0 : k - 1 - first));
+    coop_solve_add_time(sv, r->ph_sweep, MPI_Wtime() - t0);
+    COOP_CHECK(coop_relax_exchange(r));
+    done += m;
+  }
+  return 0;
+}
+
+#if COOP_HAVE_CUDA
+static int fetch_solve(coop_relax *r, coop_solve_ctl *ctl, const coop_relax_solve_state *st,
+                       const long long *hi, const double *hr, long long cap) {
+  coop_backend *be = r->sv->be;
+  coop_relax_solve_state h;
+  COOP_CHECK(be->download(be, &h, st, sizeof h));
+  const long long n = h.hist_len < cap ? h.hist_len : cap;
+  long long *tmp = malloc((size_t)n * sizeof *tmp + 1);
+  if (!tmp) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  int rc = be->download(be, tmp, hi, (size_t)n * sizeof *tmp);
+  for (long long i = 0; i < n; i++) ctl->hist_iter[i] = tmp[i];
+  free(tmp);
+  COOP_CHECK(rc);
+  COOP_CHECK(be->download(be, ctl->hist_res, hr, (size_t)n * sizeof(double)));
+  ctl->hist_len = n;
+  ctl->iterations = h.iterations;
+  ctl->r0 = h.r0;
+  ctl->rnorm = h.rnorm;
+  ctl->reason = h.reason;
+  r->steps += h.steps;
+  return 0;
+}
+#endif
+
+int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
+#if COOP_HAVE_CUDA
+  coop_solve *sv = r->sv;
+  coop_backend *be = sv->be;
+  const long long cap = ctl->hist_cap;
+  coop_relax_solve_state *st = NULL;
+  long long *hi = NULL;
+  double *hr = NULL;
+  int rc;
+  const double t0 = MPI_Wtime();
+  if (!(rc = be->alloc(be, (void **)&st, sizeof *st)) && !(rc = be->alloc(be, (void **)&hi, cap * sizeof *hi)) &&
+      !(rc = be->alloc(be, (void **)&hr, cap * sizeof *hr)) &&
+      !(rc = coop_relax_solve_grid_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
+                                        r->solve_blocks, be->stream)))
+    rc = fetch_solve(r, ctl, st, hi, hr, cap);
+  be->release(be, st);
+  be->release(be, hi);
+  be->release(be, hr);
+  COOP_CHECK(rc);
+  if (ctl->iterations % 2) swap_fields(sv);
+  coop_solve_add_time(sv, r->ph_sweep, MPI_Wtime() - t0);
+  return 0;
+#else
+  (void)r;
+  (void)ctl;
+  return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
+#endif
+}

@@ -1,0 +1,63 @@
+/* The relaxation driver shared by the grid-form solvers (Jacobi, heat): steps
+ *     u <- u + c (f - A u)
+ * on the stored fields (Jacobi: c = 1/diag; explicit heat: c = dt alpha), in
+ * the mode the backend and run.sync give: host; launch (one kernel per step);
+ * graph (the per-step kernels between two host decisions replayed from a CUDA
+ * graph); grid (persistent cooperative kernels: a block of g steps per launch,
+ * and for a rank without neighbours any number of steps, or the whole Jacobi
+ * solve with its stop test, in one launch). Halos are exchanged every g steps
+ * (g = ghost width; deep halos recompute a shrinking overlap in between).
+ *
+ * The residual ||f - A u|| is not a separate pass: the step that starts from u
+ * computes it while it reads u (a "norm step"). The step's own output goes to
+ * sv->unew and is kept only when the caller goes on, so a solver that stops
+ * at that check returns the u whose residual it reports. */
+#ifndef COOP_RELAX_H
+#define COOP_RELAX_H
+
+#include <stdint.h>
+
+#include "solvers/solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct coop_relax coop_relax;
+
+/* Called after a norm step with the global residual norm of the step's input
+ * (the same value on every rank); sv->u is still that input, ghosts current.
+ * Set *stop to 1 to end the run there (the step's output is dropped). */
+typedef int (*coop_relax_decide)(void *ctx, double rnorm, int *stop);
+
+/* Plan the steps of sv (sv->s, sv->u, sv->unew, sv->f, sv->halo, sv->be,
+ * sv->sync, sv->blocks; sv->f NULL: a zero source, never read). Picks the
+ * mode (sets sv->mode: host, launch, graph or grid); run.sync = auto picks by
+ * the measured rules of relax.c. Collective. */
+int coop_relax_create(coop_solve *sv, double c, coop_relax **out);
+void coop_relax_destroy(coop_relax *r); /* accepts NULL */
+
+/* n >= 1 steps from sv->u (ghosts current). With decide, the first step is a
+ * norm step and decide runs after it; *stopped = 1 when decide stopped the run
+ * (sv->u is then the input, unchanged), else 0 and all n steps are done. On
+ * return sv->u holds the newest field with current ghosts (the buffers swap as
+ * needed). Collective. */
+int coop_relax_run(coop_relax *r, int64_t n, coop_relax_decide decide, void *ctx, int *stopped);
+
+/* Fill the ghosts of sv->u from the neighbours (after a restart). Collective. */
+int coop_relax_exchange(coop_relax *r);
+
+/* 1 when the whole Jacobi solve can run on the device in one launch (grid
+ * mode, a rank without neighbours); coop_relax_solve then runs it: sweeps,
+ * norm steps every ctl->check_every, history and stop test on the GPU. */
+int coop_relax_can_solve(const coop_relax *r);
+int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl);
+
+/* Steps done by this object (norm steps whose output was dropped included):
+ * the work the benchmark divides by. */
+int64_t coop_relax_steps_done(const coop_relax *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

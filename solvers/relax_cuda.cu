@@ -1,0 +1,202 @@
+/* Persistent cooperative kernels of the relaxation driver: n steps with one
+ * grid barrier per step, and the whole Jacobi solve with the residual summed
+ * inside the norm steps and reduced by the same barrier (no extra pass, no
+ * extra barrier). Device code of a step: kernels/stencil_relax.cuh.
+ *
+ * Barrier: cooperative groups grid.sync(). All blocks are resident because
+ * the launch is cudaLaunchCooperativeKernel with at most occupancy x SMs
+ * blocks, which the runtime refuses otherwise (it never starts a grid that
+ * could hang). Every block takes the stop decision from the same sum after the
+ * same barrier, so all leave the loop together. */
+#include <cooperative_groups.h>
+#include <math.h>
+
+#include "kernels/cuda_check.cuh"
+#include "kernels/stencil_relax.cuh"
+#include "solvers/relax_cuda.h"
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+/* 4 blocks of 256 threads per SM at least (64 registers): the launch-mode
+ * kernel gets the same bound, so both modes run at the same occupancy. */
+#define RELAX_GRID_BOUNDS __launch_bounds__(RELAX_THREADS, 4)
+
+template <typename T, int DIM, bool HAS_F>
+__global__ void RELAX_GRID_BOUNDS steps_kernel(RelaxPar P, const RelaxGeom *__restrict__ geoms,
+                                               int k, long long n, T *u, T *un,
+                                               const T *__restrict__ f) {
+  cg::grid_group grid = cg::this_grid();
+  const unsigned t0 = blockIdx.x * RELAX_THREADS + threadIdx.x, ts = gridDim.x * RELAX_THREADS;
+  for (long long s = 0; s < n; s++) {
+    const RelaxGeom G = geoms[s < k ? s : k - 1];
+    relax_range<T, DIM, HAS_F, false, unsigned>(P, G, u, un, f, t0, ts);
+    if (s + 1 < n) grid.sync();
+    T *t = u;
+    u = un;
+    un = t;
+  }
+}
+
+struct SolveArgs {
+  long long max_iter, check_every, hist_cap;
+  double rtol, atol, dtol;
+};
+
+template <typename T, int DIM, bool HAS_F>
+__global__ void RELAX_GRID_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
+                                               const T *__restrict__ f, SolveArgs a,
+                                               coop_relax_solve_state *st, long long *hi,
+                                               double *hr) {
+  cg::grid_group grid = cg::this_grid();
+  const unsigned t0 = blockIdx.x * RELAX_THREADS + threadIdx.x, ts = gridDim.x * RELAX_THREADS;
+  const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
+  long long it = 0, c = 0, steps = 0;
+  double r0 = 0.0, rn = 0.0;
+  int reason = 0;
+  for (;;) {
+    /* norm step at check c: its sum goes to acc[c % 3]; the slot the next
+     * check uses was last read before the previous barrier, so clear it now */
+    const double part = relax_range<T, DIM, HAS_F, true, unsigned>(P, G, u, un, f, t0, ts);
+    if (lead) st->acc[(c + 1) % 3] = 0.0;
+    block_sum_add(part, &st->acc[c % 3]);
+    grid.sync();
+    steps++;
+    rn = sqrt(*(volatile double *)&st->acc[c % 3]);
+    if (c == 0) r0 = rn;
+    if (lead) {
+      const long long slot = coop_history_slot(c, a.hist_cap);
+      hi[slot] = it;
+      hr[slot] = rn;
+      st->hist_len = slot + 1;
+    }
+    reason = coop_stop_test(rn, r0, it, a.max_iter, a.rtol, a.atol, a.dtol);
+    c++;
+    if (reason) break; /* u is the iterate whose residual was measured */
+    T *t = u;
+    u = un;
+    un = t;
+    it++;
+    const long long next = min(it - 1 + a.check_every, a.max_iter);
+    for (; it < next; it++) {
+      relax_range<T, DIM, HAS_F, false, unsigned>(P, G, u, un, f, t0, ts);
+      grid.sync();
+      steps++;
+      t = u;
+      u = un;
+      un = t;
+    }
+  }
+  if (lead) {
+    st->r0 = r0;
+    st->rnorm = rn;
+    st->iterations = it;
+    st->steps = steps;
+    st->reason = reason;
+  }
+}
+
+template <typename T, int DIM>
+void *steps_fn(bool has_f) {
+  return has_f ? (void *)steps_kernel<T, DIM, true> : (void *)steps_kernel<T, DIM, false>;
+}
+template <typename T, int DIM>
+void *solve_fn(bool has_f) {
+  return has_f ? (void *)solve_kernel<T, DIM, true> : (void *)solve_kernel<T, DIM, false>;
+}
+
+void *pick_kernel(const coop_stencil *s, bool has_f, bool solve) {
+  const bool f32 = s->grid.prec == COOP_FP32, d3 = s->grid.ndim == 3;
+  if (solve)
+    return f32 ? (d3 ? solve_fn<float, 3>(has_f) : solve_fn<float, 2>(has_f))
+               : (d3 ? solve_fn<double, 3>(has_f) : solve_fn<double, 2>(has_f));
+  return f32 ? (d3 ? steps_fn<float, 3>(has_f) : steps_fn<float, 2>(has_f))
+             : (d3 ? steps_fn<double, 3>(has_f) : steps_fn<double, 2>(has_f));
+}
+
+int geom_or_fail(const coop_stencil *s, const coop_region *r, long long target, RelaxGeom *G) {
+  if (make_relax_geom(s, r, target, G))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "a box of %lld x %lld x %lld points is too large for one "
+                      "GPU's step kernels (32-bit task numbers): use more ranks",
+                      (long long)s->grid.n[0], (long long)s->grid.n[1], (long long)s->grid.n[2]);
+  return 0;
+}
+
+}  // namespace
+
+extern "C" int coop_relax_threads_cuda(void) { return RELAX_THREADS; }
+
+extern "C" size_t coop_relax_geom_bytes(void) {
+  return sizeof(RelaxGeom) * COOP_MAX_SWEEPS_PER_EXCHANGE;
+}
+
+extern "C" int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int solve, int *per_sm) {
+  COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, pick_kernel(s, has_f, solve),
+                                                          RELAX_THREADS, 0));
+  return 0;
+}
+
+extern "C" int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_region *regions, int k,
+                                          long long n, double c, void *u, void *unew,
+                                          const void *f, void *geoms, int blocks, void *stream) {
+  if (k < 1 || k > COOP_MAX_SWEEPS_PER_EXCHANGE || n < 1)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "%d regions for %lld steps; 1 to %d supported", k, n,
+                      COOP_MAX_SWEEPS_PER_EXCHANGE);
+  RelaxPar P = make_relax_par(s, c);
+  RelaxGeom G[COOP_MAX_SWEEPS_PER_EXCHANGE];
+  const long long target = (long long)blocks * RELAX_THREADS;
+  for (int i = 0; i < k; i++) COOP_CHECK(geom_or_fail(s, &regions[i], target, &G[i]));
+  cudaStream_t st = (cudaStream_t)stream;
+  /* stream-ordered after any launch still reading the previous list; the
+   * pageable source is copied out before the call returns */
+  COOP_CUDA(cudaMemcpyAsync(geoms, G, sizeof(RelaxGeom) * k, cudaMemcpyHostToDevice, st));
+  const RelaxGeom *gp = (const RelaxGeom *)geoms;
+  void *args[] = {&P, &gp, &k, &n, &u, &unew, (void *)&f};
+  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, false), dim3(blocks),
+                                        dim3(RELAX_THREADS), args, 0, st));
+  return 0;
+}
+
+extern "C" int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void *u, void *unew,
+                                          const void *f, const coop_solve_ctl *ctl,
+                                          coop_relax_solve_state *state, long long *hist_iter,
+                                          double *hist_res, long long hist_cap, int blocks,
+                                          void *stream) {
+  const coop_region own = coop_region_owned(&s->grid);
+  RelaxPar P = make_relax_par(s, c);
+  RelaxGeom G;
+  COOP_CHECK(geom_or_fail(s, &own, (long long)blocks * RELAX_THREADS, &G));
+  SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
+  void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res};
+  COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, (cudaStream_t)stream));
+  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, true), dim3(blocks),
+                                        dim3(RELAX_THREADS), args, 0, (cudaStream_t)stream));
+  return 0;
+}
+
+extern "C" int coop_cuda_graph_begin(void *stream) {
+  COOP_CUDA(cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal));
+  return 0;
+}
+
+extern "C" int coop_cuda_graph_end(void *stream, void **exec) {
+  cudaGraph_t g = NULL;
+  cudaGraphExec_t e = NULL;
+  *exec = NULL;
+  COOP_CUDA(cudaStreamEndCapture((cudaStream_t)stream, &g));
+  const cudaError_t rc = cudaGraphInstantiate(&e, g, 0);
+  cudaGraphDestroy(g);
+  COOP_CUDA(rc);
+  *exec = e;
+  return 0;
+}
+
+extern "C" int coop_cuda_graph_launch(void *exec, void *stream) {
+  COOP_CUDA(cudaGraphLaunch((cudaGraphExec_t)exec, (cudaStream_t)stream));
+  return 0;
+}
+
+extern "C" void coop_cuda_graph_destroy(void *exec) {
+  if (exec) cudaGraphExecDestroy((cudaGraphExec_t)exec);
+}
