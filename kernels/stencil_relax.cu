@@ -7,8 +7,7 @@
 namespace {
 
 template <typename T, int DIM, bool HAS_F, bool NORM>
-/* the persistent kernels' bound (solvers/relax_cuda.cu): the same occupancy in every mode */
-__global__ void __launch_bounds__(RELAX_THREADS, 4) relax_kernel(RelaxPar P, RelaxGeom G, const T *u,
+__global__ void RELAX_BOUNDS relax_kernel(RelaxPar P, RelaxGeom G, const T *u,
                                                                T *un, const T *__restrict__ f,
                                                                double *acc) {
   const double s = relax_range<T, DIM, HAS_F, NORM, unsigned>(

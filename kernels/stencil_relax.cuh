@@ -100,17 +100,25 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
     }
     if (DIM == 3 && (oth < G.oq0 || oth >= G.oq1)) om = 0;
     long long idx = xs + ms * m + (DIM == 3 ? G.sy * oth : 0);
-    VT prev = vload(u + idx - ms), cur = vload(u + idx);
+    /* rows r - 1, r, r + 1 in registers, row r + 2 and f's row r + 1 loaded a
+     * row ahead: the store of row r may alias u for all the compiler knows,
+     * so without this a thread would have one row in flight, too few bytes
+     * to cover memory latency at this occupancy */
+    VT prev = vload(u + idx - ms), cur = vload(u + idx), next = vload(u + idx + ms);
+    VT fnext;
+    if (HAS_F) fnext = vload(f + idx);
     for (long long r = 0; r < rows; r++, idx += ms) {
-      const VT next = vload(u + idx + ms);
+      const bool more = r + 1 < rows;
+      const VT after = more ? vload(u + idx + 2 * ms) : next;
+      const VT fv = fnext;
+      if (HAS_F && more) fnext = vload(f + idx + ms);
       const T left = (xm & 1u) ? u[idx - 1] : (T)0;
       const T right = (xm >> (V - 1)) & 1u ? u[idx + V] : (T)0;
-      VT ym, yp, fv;
+      VT ym, yp;
       if (DIM == 3) {
         ym = vload(u + idx - G.sy);
         yp = vload(u + idx + G.sy);
       }
-      if (HAS_F) fv = vload(f + idx);
       const unsigned rom = (m + r >= G.om0 && m + r < G.om1) ? om : 0u;
       VT out;
 #pragma unroll
@@ -138,13 +146,19 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
       }
       prev = cur;
       cur = next;
+      next = after;
     }
   }
   return sum;
 }
 
-/* Threads per block of every relaxation kernel. */
+/* Threads per block of every relaxation kernel, and the least resident blocks
+ * per SM all of them are built for (85 registers: the persistent kernels'
+ * loop state and the 64-bit geometry spilled at 64; with two rows in flight
+ * per thread 768 threads per SM cover the memory latency). One bound for the
+ * per-step and the persistent kernels: the modes run at the same occupancy. */
 constexpr int RELAX_THREADS = 256;
+#define RELAX_BOUNDS __launch_bounds__(RELAX_THREADS, 3)
 
 /* Most rows a task marches over: beyond 64 the two rows a task reads twice
  * cost under 3% more traffic, while longer tasks would idle threads. */

@@ -90,6 +90,9 @@ static int pick_mode(coop_solve *sv, krylov_data *k, int from_grid, const char *
     return 0;
   }
   sv->mode = "launch";
+  if (strcmp(sv->sync, "graph") == 0)
+    return coop_error_input("run.sync = graph: CUDA graphs replay the steps of jacobi and heat; "
+                            "the Krylov methods run launch or grid");
   if (strcmp(sv->sync, "launch") == 0) return 0;
   const int explicit_grid = strcmp(sv->sync, "grid") == 0;
   const char *why = NULL;

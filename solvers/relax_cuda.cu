@@ -19,12 +19,8 @@ namespace cg = cooperative_groups;
 
 namespace {
 
-/* 4 blocks of 256 threads per SM at least (64 registers): the launch-mode
- * kernel gets the same bound, so both modes run at the same occupancy. */
-#define RELAX_GRID_BOUNDS __launch_bounds__(RELAX_THREADS, 4)
-
 template <typename T, int DIM, bool HAS_F>
-__global__ void RELAX_GRID_BOUNDS steps_kernel(RelaxPar P, const RelaxGeom *__restrict__ geoms,
+__global__ void RELAX_BOUNDS steps_kernel(RelaxPar P, const RelaxGeom *__restrict__ geoms,
                                                int k, long long n, T *u, T *un,
                                                const T *__restrict__ f) {
   cg::grid_group grid = cg::this_grid();
@@ -45,7 +41,7 @@ struct SolveArgs {
 };
 
 template <typename T, int DIM, bool HAS_F>
-__global__ void RELAX_GRID_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
+__global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
                                                const T *__restrict__ f, SolveArgs a,
                                                coop_relax_solve_state *st, long long *hi,
                                                double *hr) {

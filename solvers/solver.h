@@ -58,6 +58,8 @@ typedef struct {
   double true_rnorm;     /* ||b - A x|| after the solve (Krylov form), else -1 */
   double t_solve;        /* seconds, this rank */
   int64_t steps;         /* grid-form steps executed (norm steps whose output was dropped too) */
+  int grid_blocks;       /* blocks of the persistent kernel that ran (0: none) */
+  int halo_ipc_faces;    /* halo faces copied GPU to GPU (set by the driver) */
   int nphases;
   const char *phase_name[COOP_MAX_PHASES];
   double phase_time[COOP_MAX_PHASES];

@@ -1,7 +1,8 @@
 #!/bin/sh
-# The cuda backend, modes launch and grid, against the host backend at 1 and
-# 2 ranks: fields agree to 1e-12 relative in fp64 (1e-5 in fp32), and every
-# cuda run of a case gives the same bits. Skips where no GPU is.
+# The cuda backend, modes launch, graph and grid, against the host backend at
+# 1 and 2 ranks (2 ranks: halos through MPI and GPU to GPU through CUDA IPC):
+# fields agree to 1e-12 relative in fp64 (1e-5 in fp32), and every cuda run
+# of a case gives the same bits. Skips where no GPU is.
 . "$COOP_SRCDIR/tests/common.sh"
 "$COOPSOLVE" --version | grep -q '^CUDA: yes' || { echo "SKIP: built without CUDA"; exit 77; }
 "$COOPSOLVE" --version | grep -q '^GPUs visible: [1-9]' || { echo "SKIP: no GPU visible"; exit 77; }
@@ -23,20 +24,33 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
   shift
   solve "$name-host" 1 host auto "$@"
   for n in 1 2; do
-    for sync in launch grid; do
-      solve "$name-$sync-$n" $n cuda $sync "$@"
-      [ "$(mode_of "$TMP/$name-$sync-$n.h5")" = $sync ] || fail "$name: mode is not $sync"
-      $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$name-$sync-$n.h5" --rtol "${TOL:-1e-12}" ||
-        fail "$name: cuda $sync at $n ranks differs from host"
-      # same arithmetic per point in every mode and decomposition: same bits
-      $PY "$H5CHECK" same "$TMP/$name-launch-1.h5" "$TMP/$name-$sync-$n.h5" ||
-        fail "$name: cuda $sync at $n ranks is not bit-identical to launch at 1 rank"
+    for sync in launch graph grid; do
+      for halo in mpi ipc; do
+        [ $n = 2 ] || [ $halo = mpi ] || continue
+        r="$name-$sync-$n-$halo"
+        solve "$r" $n cuda $sync --set run.halo=$halo "$@"
+        [ "$(mode_of "$TMP/$r.h5")" = $sync ] || fail "$name: mode is not $sync"
+        $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$r.h5" --rtol "${TOL:-1e-12}" ||
+          fail "$name: cuda $sync at $n ranks ($halo halos) differs from host"
+        # same arithmetic per point in every mode and decomposition: same bits
+        $PY "$H5CHECK" same "$TMP/$name-launch-1-mpi.h5" "$TMP/$r.h5" ||
+          fail "$name: cuda $sync at $n ranks ($halo halos) is not bit-identical to launch at 1 rank"
+      done
     done
   done
 }
 
 fixed="--set solver.rtol=0 --set solver.max_iter=300 --set solver.check_every=50"
 compare g2d $fixed --set grid.nx=200 --set grid.ny=150
+# sizes that split unevenly and rows that end inside a 16-byte chunk; a
+# residual every sweep and every 7 (odd: graphs of both parities)
+compare g2d-odd --set solver.rtol=0 --set solver.max_iter=60 --set solver.check_every=1 --set grid.nx=201 --set grid.ny=149
+compare g2d-odd-deep --set solver.rtol=0 --set solver.max_iter=150 --set solver.check_every=7 --set grid.nx=203 \
+  --set grid.ny=77 --set grid.ghost=4 --set problem.type=laplace
+TOL=1e-5 compare g2d-odd-fp32 --set solver.rtol=0 --set solver.max_iter=150 --set solver.check_every=7 \
+  --set grid.nx=203 --set grid.ny=77 --set grid.ghost=3 --set solver.precision=fp32
+compare g3d-odd $fixed --set grid.dim=3 --set grid.nx=37 --set grid.ny=23 --set grid.nz=19 --set grid.ghost=2 \
+  --set problem.type=laplace
 compare g2d-deep $fixed --set grid.nx=200 --set grid.ny=150 --set grid.ghost=3 --set problem.type=laplace
 compare g3d $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30
 compare g3d-deep $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30 --set grid.ghost=2
@@ -47,7 +61,7 @@ TOL=1e-5 compare g3d-fp32 $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny
 compare g2d-2blocks $fixed --set grid.nx=200 --set grid.ny=150 --set run.blocks=2 --set grid.ghost=2
 # a converged solve: at one rank grid mode runs it in one launch, stop test included
 compare conv --set grid.nx=64 --set grid.ny=48 --set solver.rtol=1e-8 --set solver.check_every=100
-for f in "$TMP"/conv-*.h5; do
+for f in "$TMP"/conv-*-*.h5; do
   $PY - "$TMP/conv-host.h5" "$f" <<'PYEOF' || fail "converged solve: $f stops differently from host"
 import sys, h5py
 a, b = (h5py.File(p, "r")["solver"].attrs for p in sys.argv[1:3])
@@ -57,7 +71,8 @@ sys.exit(0 if ok else 1)
 PYEOF
 done
 
-# sync = auto: persistent grid for small boxes and deep halos, launch otherwise
+# sync = auto: the persistent grid wherever cooperative launch works
+# (bench/results/2026-11-30-h200x2-stencil.md)
 auto_is() { # expected mode, ranks, options...
   want=$1 n=$2
   shift 2
@@ -65,8 +80,8 @@ auto_is() { # expected mode, ranks, options...
   [ "$(mode_of "$TMP/auto.h5")" = "$want" ] || fail "sync = auto at $n ranks with $*: not $want"
 }
 auto_is grid 1 --set grid.nx=256 --set grid.ny=256
-auto_is launch 1 --set grid.nx=1100 --set grid.ny=1000
-auto_is launch 2 --set grid.nx=256 --set grid.ny=256
+auto_is grid 1 --set grid.nx=1100 --set grid.ny=1000
+auto_is grid 2 --set grid.nx=256 --set grid.ny=256
 auto_is grid 2 --set grid.nx=256 --set grid.ny=256 --set grid.ghost=2
 
 # a grid that cannot be co-resident is refused, never launched

@@ -3,7 +3,9 @@
 
   h5check.py layout FILE [--no-xdmf] [--require-scales]
                                            verify the whole layout (attributes, strings,
-                                           coordinates) and the XDMF file beside it
+                                           coordinates, a time series in /series) and the
+                                           XDMF file beside it (a Temporal collection over
+                                           /series/u when there is a series)
   h5check.py show FILE [--input]           the run's metadata: program, input, grid, solver,
                                            history, timing, fields (--input: the input text too)
   h5check.py compare FILE1 FILE2 [--rtol R] [--atol A] [--fields u]
@@ -235,6 +237,9 @@ def check_solver(c, f):
         c.attr(g, "true_residual", "f8")
     for name in SOLVER_FLOATS:
         c.attr(g, name, "f8")
+    for name in ("dt", "time"):  # a time stepper's (heat)
+        if name in g.attrs:
+            c.attr(g, name, "f8")
     present = [n for n in ("error_max", "error_l2") if n in g.attrs]
     if len(present) == 1:
         c.fail(f"/solver: {present[0]} without its partner")
@@ -269,11 +274,47 @@ def check_series(c, f, ranks):
             c.fail(f"{d.name}: attribute units missing or not 's'")
 
 
+def check_time_series(c, f, shape):
+    """/series (heat with output.every): u (T, *shape) chunked one snapshot per
+    chunk, step (int64, T, increasing from >= 0), time (float64, T,
+    non-decreasing); the last snapshot is /fields/u when that exists. Returns
+    (steps, times, dtype) or None."""
+    if "series" not in f:
+        return None
+    g = c.group(f, "series")
+    u = g.get("u") if g is not None else None
+    if not isinstance(u, h5py.Dataset):
+        c.fail("/series/u missing")
+        return None
+    c.described(u)
+    c.attr(u, "points", "S")
+    step, time = c.series(g, "step", "i"), c.series(g, "time", "f")
+    if step is None or time is None:
+        return None
+    steps, times = step[()], time[()]
+    n = steps.shape[0]
+    if shape is not None and u.shape != (n,) + tuple(shape):
+        c.fail(f"/series/u: shape {u.shape}, expected {(n,) + tuple(shape)} (step has {n} entries)")
+    if u.dtype not in (np.dtype("<f8"), np.dtype("<f4")):
+        c.fail(f"/series/u: dtype {u.dtype}, expected float64 or float32")
+    if u.chunks is None or u.chunks[0] != 1:
+        c.fail(f"/series/u: chunks {u.chunks}, expected one snapshot per chunk")
+    if times.shape != steps.shape:
+        c.fail(f"/series: time has {times.shape[0]} entries, step {n}")
+    elif n and (steps[0] < 0 or (np.diff(steps) <= 0).any() or (np.diff(times) < 0).any()):
+        c.fail(f"/series: steps {steps.tolist()} or times not increasing")
+    fu = f["fields"].get("u") if "fields" in f else None
+    if isinstance(fu, h5py.Dataset) and fu.shape == u.shape[1:] and n and \
+            u[n - 1].tobytes() != fu[()].astype(u.dtype).tobytes():
+        c.fail("/series/u: the last snapshot is not /fields/u")
+    return steps, times, u.dtype
+
+
 def numbers(s):
     return [float(x) for x in s.split()]
 
 
-def check_xdmf(c, path, grid, fields):
+def check_xdmf(c, path, grid, fields, series=None):
     xp = xmf_path(path)
     if not os.path.exists(xp):
         c.fail(f"{xp}: missing")
@@ -283,14 +324,62 @@ def check_xdmf(c, path, grid, fields):
     except ET.ParseError as e:
         c.fail(f"{xp}: not XML: {e}")
         return
-    ugrid = root.find("./Domain/Grid")
-    if root.tag != "Xdmf" or ugrid is None or ugrid.get("GridType", "Uniform") != "Uniform":
+    top = root.find("./Domain/Grid")
+    if series is not None:
+        if root.tag != "Xdmf" or top is None or top.get("GridType") != "Collection" or \
+                top.get("CollectionType") != "Temporal":
+            c.fail(f"{xp}: no Xdmf/Domain/Grid of type Collection, CollectionType Temporal")
+            return
+        check_xdmf_series(c, xp, top, grid, os.path.basename(path), series)
+        return
+    if root.tag != "Xdmf" or top is None or top.get("GridType", "Uniform") != "Uniform":
         c.fail(f"{xp}: no Xdmf/Domain/Grid of type Uniform")
         return
     if grid is None:
         return
-    # Always 3D: a 2D grid is one z layer at z = 0 (VTK's readers put a
-    # 2DCoRectMesh in the YZ plane), so it lies in the XY plane.
+    dims = check_mesh(c, xp, top, grid)
+    check_xdmf_attributes(c, xp, top, os.path.basename(path), dims, fields)
+
+
+def check_xdmf_series(c, xp, top, grid, base, series):
+    """One Uniform grid per snapshot k, at Time step's time[k], whose Attribute u
+    is the HyperSlab [k, 0, ...] of count [1, shape] of base:/series/u."""
+    steps, times, dtype = series
+    snaps = top.findall("Grid")
+    if len(snaps) != len(steps):
+        c.fail(f"{xp}: {len(snaps)} time steps, /series has {len(steps)} snapshots")
+        return
+    if grid is None:
+        return
+    shape = grid[0]
+    whole = " ".join(str(s) for s in (len(steps),) + tuple(shape))
+    for k, g in enumerate(snaps):
+        t = g.find("Time")
+        if t is None or float(t.get("Value", "nan")) != float(times[k]):
+            c.fail(f"{xp}: time step {k}: Time {None if t is None else t.get('Value')}, expected {times[k]!r}")
+        dims = check_mesh(c, xp, g, grid)
+        attrs = g.findall("Attribute")
+        slab = attrs[0].find("DataItem") if len(attrs) == 1 and attrs[0].get("Name") == "u" else None
+        items = slab.findall("DataItem") if slab is not None else []
+        if slab is None or slab.get("ItemType") != "HyperSlab" or len(items) != 2:
+            c.fail(f"{xp}: time step {k}: no Attribute u with a HyperSlab DataItem")
+            continue
+        want = [k] + [0] * len(shape) + [1] * (len(shape) + 1) + [1] + list(shape)
+        if numbers(items[0].text or "") != [float(v) for v in want]:
+            c.fail(f"{xp}: time step {k}: hyperslab {items[0].text!r}, expected {want}")
+        if (items[1].text or "").strip() != f"{base}:/series/u" or \
+                " ".join(items[1].get("Dimensions", "").split()) != whole or \
+                items[1].get("Precision") != str(dtype.itemsize):
+            c.fail(f"{xp}: time step {k}: data {items[1].text!r} {items[1].attrib}, expected "
+                   f"{base}:/series/u of {whole}")
+        if " ".join(slab.get("Dimensions", "").split()) != dims:
+            c.fail(f"{xp}: time step {k}: Dimensions {slab.get('Dimensions')!r}, expected {dims!r}")
+
+
+def check_mesh(c, xp, ugrid, grid):
+    """Topology and Geometry of a Uniform grid; returns its Dimensions string.
+    Always 3D: a 2D grid is one z layer at z = 0 (VTK's readers put a
+    2DCoRectMesh in the YZ plane), so it lies in the XY plane."""
     shape, spacing, origin = grid
     if len(shape) == 2:
         shape = (1,) + tuple(shape)
@@ -310,7 +399,7 @@ def check_xdmf(c, path, grid, fields):
             c.fail(f"{xp}: Geometry origin {items[0].text!r}, expected {origin.tolist()} (z y x)")
         if not np.allclose(numbers(items[1].text or ""), spacing, rtol=1e-15, atol=0):
             c.fail(f"{xp}: Geometry spacing {items[1].text!r}, expected {spacing.tolist()} (z y x)")
-    check_xdmf_attributes(c, xp, ugrid, os.path.basename(path), dims, fields)
+    return dims
 
 
 def check_xdmf_attributes(c, xp, ugrid, base, dims, fields):
@@ -344,17 +433,34 @@ def open_h5(path):
         raise Failed(f"{path}: cannot open: {e}")
 
 
+def fields_off(f):
+    """True when the run was told not to write its fields (output.fields = false)."""
+    resolved = text(f["input"].attrs.get("resolved", "")) if "input" in f else ""
+    section = None
+    for line in resolved.splitlines():
+        m = re.match(r"\s*\[(\w+)\]", line)
+        if m:
+            section = m.group(1)
+        elif section == "output" and re.match(r"\s*fields\s*=\s*false\b", line):
+            return True
+    return False
+
+
 def cmd_layout(args):
     c = Checker()
     with open_h5(args.file) as f:
         ranks = check_root(c, f)
         grid = check_grid(c, f, ranks)
         fields = check_fields(c, f, grid[0] if grid else None, args.require_scales)
+        if not fields and not fields_off(f):
+            c.fail("/fields is empty, and /input resolved does not say output.fields = false")
         check_solver(c, f)
         check_series(c, f, ranks)
+        series = check_time_series(c, f, grid[0] if grid else None)
     vector = grid is not None and len(grid[0]) == 1  # a matrix problem's: no XDMF
-    if not args.no_xdmf and not vector:
-        check_xdmf(c, args.file, grid, fields)
+    # the XDMF file describes the series, else the fields; with neither there is none
+    if not args.no_xdmf and not vector and (fields or series is not None):
+        check_xdmf(c, args.file, grid, fields, series)
     for p in c.problems:
         print(f"{args.file}: {p}", file=sys.stderr)
     return 1 if c.problems else 0
@@ -466,8 +572,19 @@ def show_solver(f):
           f"{float(a['solve_time']) if 'solve_time' in a else float('nan'):.4g} s")
     extra = f", true {num('true_residual')}" if "true_residual" in a else ""
     print(f"  residual   {num('residual')} (relative {num('rel_residual')}{extra})")
+    if "dt" in a:
+        print(f"  time       t = {num('time')} after {int(a['iterations'])} steps of dt = {num('dt')}")
     if "error_max" in a:
         print(f"  error      max {num('error_max')}, l2 {num('error_l2')} (against the exact solution)")
+
+
+def show_time_series(f):
+    g = f.get("series")
+    if g is None or "step" not in g or "time" not in g or "u" not in g:
+        return
+    st, t = g["step"][()], g["time"][()]
+    span = f", steps {int(st[0])} .. {int(st[-1])}, t {t[0]:.6g} .. {t[-1]:.6g}" if st.size else ""
+    print(f"  series     {st.size} snapshots of u {g['u'].dtype} {g['u'].shape[1:]}{span}")
 
 
 def show_history(f):
@@ -499,6 +616,7 @@ def cmd_show(args):
         show_grid(f)
         show_solver(f)
         show_history(f)
+        show_time_series(f)
         for name, d in f.get("timing", {}).items():
             v = d[()]
             print(f"  timing     {name}: min {v.min():.4g} s, max {v.max():.4g} s over {v.size} ranks")

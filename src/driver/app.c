@@ -40,6 +40,7 @@ typedef struct {
   int device;
   coop_backend *be;
   coop_halo halo;
+  int ipc_faces;      /* halo faces that go GPU to GPU through CUDA IPC */
   void *u, *unew, *f; /* the grid form (Jacobi, heat; heat has no f) */
   coop_solve sv;
   struct coop_ckpt ck;
@@ -257,21 +258,35 @@ static int check_resources(app_state *a, const coop_comm *c) {
   return coop_output_space(coop_config_str(a->cfg, "output.file"), fields ? (uint64_t)a->ls.n_global * es : 0);
 }
 
-/* solver.alpha, solver.dt and output.every are heat's: set for another method
- * they would be ignored, so they are refused. */
+/* The default of key "section.key" as a number (the key table's text). */
+static double key_default(const char *name) {
+  size_t nk = 0;
+  const coop_key_info *keys = coop_config_keys(&nk);
+  const char *dot = strchr(name, '.');
+  for (size_t k = 0; dot && k < nk; k++)
+    if (strlen(keys[k].section) == (size_t)(dot - name) && strncmp(name, keys[k].section, (size_t)(dot - name)) == 0 &&
+        strcmp(dot + 1, keys[k].key) == 0)
+      return strtod(keys[k].def, NULL);
+  return 0.0;
+}
+
+/* solver.alpha, solver.dt and output.every are heat's: another value for
+ * another method would be ignored, so it is refused (the default, as a dry
+ * run's resolved configuration writes it, is not). */
 static int check_heat_keys(const coop_config *cfg, const char *name) {
   static const char *const keys[] = {"solver.alpha", "solver.dt", "output.every"};
   if (strcmp(name, "heat") == 0) return 0;
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-    const char *origin = coop_config_origin(cfg, keys[i]);
-    if (strcmp(origin, "default") == 0) continue;
+    const int is_int = i == 2;
+    const double v = is_int ? (double)coop_config_int(cfg, keys[i]) : coop_config_real(cfg, keys[i]);
+    if (v == key_default(keys[i])) continue;
     char value[64];
-    if (i == 2)
+    if (is_int)
       snprintf(value, sizeof value, "%lld", (long long)coop_config_int(cfg, keys[i]));
     else
-      snprintf(value, sizeof value, "%g", coop_config_real(cfg, keys[i]));
+      snprintf(value, sizeof value, "%g", v);
     return coop_error_input("%s = %s (from %s) applies to solver.name = heat, not %s", keys[i], value,
-                            origin, name);
+                            coop_config_origin(cfg, keys[i]), name);
   }
   return 0;
 }
@@ -321,12 +336,15 @@ static int setup_fields(app_state *a) {
   const coop_stencil *s = &a->ls.s;
   const size_t bytes = coop_grid_points(&s->grid) * coop_prec_size(s->grid.prec);
   const int heat = is_heat(a);
+  /* a zero right-hand side (Laplace) is not stored: the steps never read it */
+  const int no_f = heat || strcmp(coop_config_str(a->cfg, "problem.type"), "laplace") == 0;
   void *hu = NULL, *hf = NULL;
   int rc = 0;
   COOP_CHECK(a->be->alloc(a->be, &a->u, bytes));
   COOP_CHECK(a->be->alloc(a->be, &a->unew, bytes));
-  if (!heat) COOP_CHECK(a->be->alloc(a->be, &a->f, bytes));
-  if (!(hu = malloc(bytes)) || (!heat && !(hf = malloc(bytes)))) {
+  if (!no_f) COOP_CHECK(a->be->alloc(a->be, &a->f, bytes));
+  /* calloc: the row padding (core/grid.c) is defined too */
+  if (!(hu = calloc(1, bytes)) || (!heat && !(hf = malloc(bytes)))) {
     rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory (%zu bytes)", 2 * bytes);
   } else {
     if (heat)
@@ -335,12 +353,13 @@ static int setup_fields(app_state *a) {
       coop_problem_fill(&a->ls.poisson, &a->ls.dec, s, hu, hf);
     /* both buffers hold the boundary values; sweeps never write them */
     if (!(rc = a->be->upload(a->be, a->u, hu, bytes)) && !(rc = a->be->upload(a->be, a->unew, hu, bytes)) &&
-        !heat)
+        !no_f)
       rc = a->be->upload(a->be, a->f, hf, bytes);
   }
   free(hu);
   free(hf);
   if (!rc) rc = coop_halo_create(&a->halo, a->be, &s->grid, &a->ls.dec, coop_comm_cuda_aware());
+  if (!rc) rc = coop_halo_set_transport(&a->halo, coop_config_str(a->cfg, "run.halo"), &a->ipc_faces);
   return rc;
 }
 
@@ -366,6 +385,7 @@ static int setup_form(app_state *a, const coop_comm *c) {
     sv->u = a->u;
     sv->unew = a->unew;
     sv->f = a->f;
+    sv->halo_ipc_faces = a->ipc_faces;
   } else {
     COOP_CHECK(coop_linsys_krylov(&a->ls, c, a->cfg, a->be, coop_comm_cuda_aware()));
     sv->A = a->ls.A;

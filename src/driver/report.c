@@ -241,9 +241,16 @@ static int write_file(const coop_comm *c, const coop_report_input *in, const coo
   r.solve_time = sv->t_solve;
   r.true_residual = sv->true_rnorm;
   r.barriers = sv->barriers;
+  r.steps = sv->steps;
+  r.blocks = sv->grid_blocks;
+  r.ipc_faces = sv->halo_ipc_faces;
   r.has_exact = fig->has_exact;
   r.error_max = fig->emax;
   r.error_l2 = fig->el2;
+  if (strcmp(in->type->name, "heat") == 0) {
+    r.dt = sv->dt;
+    r.time = (double)sv->ctl.iterations * sv->dt;
+  }
   r.hist_iter = sv->ctl.hist_iter;
   r.hist_res = sv->ctl.hist_res;
   r.hist_len = (size_t)sv->ctl.hist_len;
@@ -292,6 +299,8 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
   if (sv->ctl.iterations > 0)
     printf("  per iteration: %.3f us\n", 1e6 * sv->t_solve / (double)sv->ctl.iterations);
   printf("  barriers per iteration: %d\n", sv->barriers);
+  if (sv->grid_blocks) printf("  persistent blocks: %d\n", sv->grid_blocks);
+  if (sv->halo_ipc_faces) printf("  halo: %d faces GPU to GPU (CUDA IPC) on rank 0\n", sv->halo_ipc_faces);
   printf("  throughput  %.1f Munknowns/s, %.1f GB/s (by the method's count of %.0f bytes per iteration on rank 0)\n",
          fig->mpts, fig->gbs, sv->bytes_per_iter);
   if (fig->gpus && fig->gpus < c->size)

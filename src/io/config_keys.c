@@ -55,7 +55,7 @@ static const coop_key_info keys[] = {
              "diverged when ||r|| > dtol * ||r0||; 0: never"),
     KEY_INT("solver", "max_iter", "10000", 0, 1e12, "stop after this many iterations (sweeps)"),
     KEY_INT("solver", "check_every", "100", 1, 1e9,
-            "jacobi: sweeps between residual checks (Krylov methods check every iteration)"),
+            "jacobi, heat: steps between residual checks (Krylov methods check every iteration)"),
     KEY_REAL("solver", "alpha", "1", 0, INFINITY, 1, 1, "heat: diffusivity in u_t = alpha lap(u) + f"),
     KEY_REAL("solver", "dt", "0", 0, INFINITY, 0, 1,
              "heat: time step; 0: 0.9 of the explicit stability limit h^2/(2 alpha dim)"),

@@ -237,8 +237,9 @@ static int check_same(const coop_io_result *r, int size) {
 
 enum { S_VERSION, S_DEVICES, S_INPUT_NAME, S_INPUT_TEXT, S_RESOLVED, S_SOLVER, S_BACKEND,
        S_MODE, S_PRECISION, S_REASON, S_CREATED, N_STR };
-enum { I_BYTES, I_HIST, I_ITER, I_GPUS, I_EXACT, I_BARRIERS, I_HIST_TRUE, N_INT };
-enum { D_RES, D_REL, D_TIME, D_EMAX, D_EL2, D_TRUE, D_SPACING, D_ORIGIN = D_SPACING + 3, N_DBL = D_ORIGIN + 3 };
+enum { I_BYTES, I_HIST, I_ITER, I_GPUS, I_EXACT, I_BARRIERS, I_HIST_TRUE, I_STEPS, I_BLOCKS, I_IPC, N_INT };
+enum { D_RES, D_REL, D_TIME, D_EMAX, D_EL2, D_TRUE, D_DT, D_T, D_SPACING, D_ORIGIN = D_SPACING + 3,
+       N_DBL = D_ORIGIN + 3 };
 
 /* Rank 0's values of everything written as metadata (HDF5 needs the same bytes
  * from every rank), and the per-rank times gathered. */
@@ -295,6 +296,9 @@ static void meta_scalars(io_meta *m, const coop_io_result *r) {
   m->ival[I_GPUS] = r->gpus;
   m->ival[I_EXACT] = r->has_exact != 0;
   m->ival[I_BARRIERS] = r->barriers;
+  m->ival[I_STEPS] = r->steps;
+  m->ival[I_BLOCKS] = r->blocks;
+  m->ival[I_IPC] = r->ipc_faces;
   m->ival[I_HIST_TRUE] = r->hist_true != 0;
   m->dval[D_TRUE] = r->true_residual;
   m->dval[D_RES] = r->residual;
@@ -302,6 +306,8 @@ static void meta_scalars(io_meta *m, const coop_io_result *r) {
   m->dval[D_TIME] = r->solve_time;
   m->dval[D_EMAX] = r->error_max;
   m->dval[D_EL2] = r->error_l2;
+  m->dval[D_DT] = r->dt;
+  m->dval[D_T] = r->time;
   for (int d = 0; d < 3; d++) {
     m->dval[D_SPACING + d] = d < r->ndim ? r->spacing[d] : 0.0;
     m->dval[D_ORIGIN + d] = d < r->ndim ? r->origin[d] : 0.0;
@@ -573,7 +579,11 @@ static const char solver_desc[] =
     "true_residual = ||b - A x||_2 recomputed from the solution after the solve (Krylov methods); "
     "error_max and error_l2 = max norm and discrete L2 norm (sqrt(h^d sum e^2) on a grid) of the "
     "error against the exact solution, when known; solve_time = seconds on rank 0; "
-    "barriers_per_iteration = grid-wide barriers per iteration of a persistent kernel, else 0";
+    "barriers_per_iteration = grid-wide barriers per iteration of a persistent kernel, else 0; "
+    "steps (jacobi, heat) = relaxation steps executed, the dropped output of a final residual "
+    "check included; blocks = the persistent kernel's grid on rank 0 (0: none); "
+    "ipc_faces = halo faces of rank 0 copied GPU to GPU through CUDA IPC; "
+    "dt and time (time steppers: heat) = the time step and the time reached, iterations * dt";
 
 static int write_solver(hid_t fid, const io_meta *m) {
   static const char *const names[] = {"solver", "backend", "mode", "precision", "reason"};
@@ -587,7 +597,15 @@ static int write_solver(hid_t fid, const io_meta *m) {
   COOP_TRY(attr_f64(g, "rel_residual", m->dval[D_REL]));
   COOP_TRY(attr_f64(g, "solve_time", m->dval[D_TIME]));
   COOP_TRY(attr_num(g, "barriers_per_iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_BARRIERS], 0));
+  COOP_TRY(attr_num(g, "blocks", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_BLOCKS], 0));
+  COOP_TRY(attr_num(g, "ipc_faces", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_IPC], 0));
+  if (m->ival[I_STEPS] > 0)
+    COOP_TRY(attr_num(g, "steps", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_STEPS], 0));
   if (m->dval[D_TRUE] >= 0) COOP_TRY(attr_f64(g, "true_residual", m->dval[D_TRUE]));
+  if (m->dval[D_DT] > 0) {
+    COOP_TRY(attr_f64(g, "dt", m->dval[D_DT]));
+    COOP_TRY(attr_f64(g, "time", m->dval[D_T]));
+  }
   if (m->ival[I_EXACT]) {
     COOP_TRY(attr_f64(g, "error_max", m->dval[D_EMAX]));
     COOP_TRY(attr_f64(g, "error_l2", m->dval[D_EL2]));
@@ -1113,9 +1131,17 @@ static int series_put_file(const io_ctx *io, coop_io_series *s, const void *owne
   return st;
 }
 
-static void series_release(coop_io_series *s) { /* collective */
-  if (s->fid >= 0) H5Fclose(s->fid);
+/* Collective close of a series' file that was never finished (a failure
+ * before coop_io_write took it, or a run stopped by a signal). A close that
+ * fails (a full disk: the metadata flush) leaves HDF5 holding the file:
+ * fatal, as in write_file. */
+static int series_release(const io_ctx *io, coop_io_series *s) {
+  int open = 0;
+  const int closed = s->fid < 0 || H5Fclose(s->fid) >= 0;
   s->fid = -1;
+  const int st = settle(io, closed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fclose"), !closed, &open);
+  if (st && open) coop_error_set_fatal();
+  return st;
 }
 #else
 static int series_create_rank0(coop_io_series *s, const char *desc) {
@@ -1158,7 +1184,11 @@ static int series_put_file(const io_ctx *io, coop_io_series *s, const void *owne
   return st;
 }
 
-static void series_release(coop_io_series *s) { (void)s; }
+static int series_release(const io_ctx *io, coop_io_series *s) {
+  (void)io;
+  (void)s;
+  return 0;
+}
 #endif
 
 static void series_free(coop_io_series *s) {
@@ -1255,9 +1285,13 @@ int coop_io_series_write(coop_io_series *s, const void *owned, int64_t step, dou
 int64_t coop_io_series_count(const coop_io_series *s) { return s ? s->written : 0; }
 
 void coop_io_series_close(coop_io_series *s) {
+  coop_h5_quiet q;
   if (!s) return;
   if (s->state == SERIES_OPEN) { /* never finished: no output */
-    series_release(s);
+    const io_ctx io = {s->comm, s->rank, s->size, &s->nm, s->path};
+    coop_h5_quiet_begin(&q);
+    series_release(&io, s);
+    coop_h5_quiet_end(&q);
     if (s->rank == 0) coop_outnames_discard(&s->nm);
   }
   series_free(s);
@@ -1332,9 +1366,11 @@ int coop_io_write(const char *path, const coop_io_result *r, int xdmf) {
   if (!st) {
     st = finish(&io, r, sr ? names->xmf != NULL : xdmf); /* a failed rename has removed what it did not rename */
   } else {
-    if (sr && sr->state == SERIES_OPEN) { /* failed before the file was touched: all ranks here */
-      series_release(sr);
-      sr->state = SERIES_TAKEN;
+    if (sr && sr->state == SERIES_OPEN) { /* failed before the file was taken */
+      /* its close after a failure (a full disk) may fail or hang in the
+       * collective metadata flush: the job ends by MPI_Abort instead */
+      if (sr->fid >= 0) coop_error_set_fatal();
+      sr->state = SERIES_BROKEN;
     }
     if (named && m.rank == 0) coop_outnames_discard(names);
   }

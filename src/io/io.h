@@ -67,8 +67,12 @@ typedef struct {
   double residual, rel_residual, solve_time;
   double true_residual; /* ||b - A x|| after the solve; < 0: not computed */
   int64_t barriers;     /* grid barriers per iteration (persistent kernels), else 0 */
+  int64_t steps;        /* grid-form steps executed (0: not a grid-form solver) */
+  int64_t blocks;       /* persistent grid on rank 0, 0: none */
+  int64_t ipc_faces;    /* halo faces of rank 0 through CUDA IPC */
   int has_exact; /* 1: error_max and error_l2 are valid */
   double error_max, error_l2;
+  double dt, time; /* a time stepper's (heat) step and final time; dt <= 0: none */
 
   /* residual history (read on rank 0) */
   const int64_t *hist_iter;

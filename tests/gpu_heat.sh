@@ -1,0 +1,57 @@
+#!/bin/sh
+# The heat solver on the GPU against the host backend: run.sync = launch,
+# graph and grid at 1 and 2 ranks give the host's field and time series to
+# 1e-12 relative in fp64 (1e-5 in fp32), and the run says it ran in the mode
+# asked for. Skips where no GPU is.
+. "$COOP_SRCDIR/tests/common.sh"
+"$COOPSOLVE" --version | grep -q '^CUDA: yes' || { echo "SKIP: built without CUDA"; exit 77; }
+"$COOPSOLVE" --version | grep -q '^GPUs visible: [1-9]' || { echo "SKIP: no GPU visible"; exit 77; }
+coop_python
+coop_tmpdir
+
+solve() { # out, ranks, backend, sync, options...
+  out=$1 n=$2 be=$3 sync=$4
+  shift 4
+  coop_mpirun $n "$COOPSOLVE" --backend $be --set run.sync=$sync "$INPUTS/quickstart.ini" \
+    --set solver.name=heat --set output.monitor_every=0 --output "$TMP/$out.h5" "$@" \
+    >"$TMP/$out.log" 2>&1 || { cat "$TMP/$out.log"; fail "$out"; }
+}
+
+mode_of() { $PY -c 'import h5py,sys; m=h5py.File(sys.argv[1])["solver"].attrs["mode"]; print(m.decode() if isinstance(m,bytes) else m)' "$1"; }
+
+# /series/u of two files: the same steps and times, snapshots within rtol (normwise)
+series_close() { # ref, other, rtol
+  $PY - "$@" <<'EOF'
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r")["series"] for p in sys.argv[1:3])
+rtol = float(sys.argv[3])
+if a["step"][()].tolist() != b["step"][()].tolist() or a["time"][()].tolist() != b["time"][()].tolist():
+    sys.exit("/series: steps or times differ")
+x, y = a["u"][()].astype(np.float64), b["u"][()].astype(np.float64)
+err = np.max(np.abs(x - y)) / max(np.max(np.abs(x)), 1e-300)
+print(f"/series/u: max |diff| / max |ref| = {err:.3e}")
+sys.exit(0 if np.isfinite(y).all() and err <= rtol else 1)
+EOF
+}
+
+compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
+  name=$1
+  shift
+  solve "$name-host" 1 host auto "$@"
+  for n in 1 2; do
+    for sync in launch graph grid; do
+      solve "$name-$sync-$n" $n cuda $sync "$@"
+      [ "$(mode_of "$TMP/$name-$sync-$n.h5")" = $sync ] || fail "$name: mode is not $sync at $n ranks"
+      $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$name-$sync-$n.h5" --rtol "${TOL:-1e-12}" ||
+        fail "$name: cuda $sync at $n ranks differs from host"
+      series_close "$TMP/$name-host.h5" "$TMP/$name-$sync-$n.h5" "${TOL:-1e-12}" ||
+        fail "$name: cuda $sync at $n ranks: the time series differs from host"
+    done
+  done
+}
+
+steps="--set solver.max_iter=300 --set output.every=70 --set solver.check_every=50"
+compare h2d $steps --set grid.nx=200 --set grid.ny=150
+compare h2d-deep $steps --set grid.nx=200 --set grid.ny=150 --set grid.ghost=3 --set problem.type=laplace
+compare h3d $steps --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30 --set grid.ghost=2
+TOL=1e-5 compare h2d-fp32 $steps --set grid.nx=200 --set grid.ny=150 --set solver.precision=fp32
