@@ -4,6 +4,8 @@
 # then the stages named, in order:
 #   ptxas     register, spill and occupancy report of the step kernels, and
 #             the inner loop's SASS (loads and stores) of one of them
+#   smoke     a few of tests/gpu.sh's comparisons (host against every mode at 1
+#             and 2 ranks, IPC halos, odd sizes): a quick check after a change
 #   tests     the GPU suites (tests/gpu.sh, tests/gpu_heat.sh) at 1 and 2 ranks
 #   check     the whole make check
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the relaxation
@@ -52,6 +54,34 @@ for stage in "$@"; do
       cuobjdump -sass kernels/stencil_relax.o | awk '/Function : .*relax_kernelIfLi2ELb0ELb1E/ {on = 1}
         on && /Function : / && !/relax_kernelIfLi2ELb0ELb1E/ {on = 0} on' >"$out/sass-relax-f32-2d-laplace-norm.txt"
       grep -c . "$out/ptxas.txt"
+      ;;
+    smoke)
+      py=python3
+      $py -c 'import h5py' 2>/dev/null || py=/usr/bin/python3
+      sm() { # name tol options...
+        local name=$1 tol=$2
+        shift 2
+        ./coopsolve "$src/inputs/quickstart.ini" --backend host --set output.monitor_every=0 \
+          --output /tmp/sm-$name-host.h5 "$@" >/dev/null 2>&1 || { echo "smoke $name: host run failed"; status=1; return; }
+        for n in 1 2; do
+          for sync in launch graph grid; do
+            mpirun --bind-to none -np $n ./coopsolve "$src/inputs/quickstart.ini" --backend cuda --set run.sync=$sync \
+              --set output.monitor_every=0 --output /tmp/sm-$name-$sync-$n.h5 "$@" >/tmp/sm.log 2>&1 ||
+              { echo "smoke $name $sync $n: failed"; tail -5 /tmp/sm.log; status=1; continue; }
+            $py "$src/tools/h5check.py" close /tmp/sm-$name-host.h5 /tmp/sm-$name-$sync-$n.h5 --rtol $tol >/dev/null ||
+              { echo "smoke $name $sync $n: differs from host"; status=1; continue; }
+            $py "$src/tools/h5check.py" same /tmp/sm-$name-launch-1.h5 /tmp/sm-$name-$sync-$n.h5 >/dev/null ||
+              { echo "smoke $name $sync $n: not the same bits as launch at 1 rank"; status=1; continue; }
+          done
+        done
+        echo "smoke $name: ok"
+      }
+      sm odd2d 1e-12 --set solver.rtol=0 --set solver.max_iter=150 --set solver.check_every=7 --set grid.nx=203 --set grid.ny=77 --set grid.ghost=4
+      sm odd2d-lap-c1 1e-12 --set solver.rtol=0 --set solver.max_iter=60 --set solver.check_every=1 --set grid.nx=201 --set grid.ny=149 --set problem.type=laplace
+      sm odd2d-fp32 1e-5 --set solver.rtol=0 --set solver.max_iter=150 --set solver.check_every=7 --set grid.nx=203 --set grid.ny=77 --set grid.ghost=3 --set solver.precision=fp32
+      sm odd3d 1e-12 --set solver.rtol=0 --set solver.max_iter=100 --set solver.check_every=9 --set grid.dim=3 --set grid.nx=37 --set grid.ny=23 --set grid.nz=19 --set grid.ghost=2
+      sm odd3d-sine-fp32 1e-5 --set solver.rtol=0 --set solver.max_iter=100 --set solver.check_every=9 --set grid.dim=3 --set grid.nx=37 --set grid.ny=23 --set grid.nz=19 --set solver.precision=fp32
+      sm conv 1e-12 --set grid.nx=64 --set grid.ny=48 --set solver.rtol=1e-8 --set solver.check_every=100
       ;;
     tests)
       for t in gpu gpu_heat; do

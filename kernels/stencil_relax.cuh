@@ -39,15 +39,14 @@ struct RelaxPar {
  * A task is one chunk of V points along x times `ry` rows along the march
  * axis (y in 2D, z in 3D) at one row of the other axis (3D: y). */
 struct RelaxGeom {
-  long long sy, sz;          /* storage strides */
-  long long x0, x1;          /* region along x, storage coordinates */
-  long long ox0, ox1;        /* owned points along x */
-  long long a0;              /* first chunk (x0 / V) */
-  long long nch;             /* chunks per row */
-  long long m0, mn, om0, om1; /* march axis: first row, rows, owned rows [om0, om1) */
-  long long q0, qn, oq0, oq1; /* other axis (3D y): first, count, owned; 2D: 0, 1, 0, 1 */
-  long long ry, nstrips;     /* rows per task, strips of ry rows */
-  long long tasks;           /* nch * nstrips * qn */
+  long long sy, sz;  /* storage strides */
+  int x0, x1;        /* region along x, storage coordinates */
+  int ox0, ox1;      /* owned points along x */
+  int a0, nch;       /* first chunk (x0 / V), chunks per row */
+  int m0, mn, om0, om1; /* march axis: first row, rows, owned rows [om0, om1) */
+  int q0, qn, oq0, oq1; /* other axis (3D y): first, count, owned; 2D: 0, 1, 0, 1 */
+  int ry, nstrips;   /* rows per task, strips of ry rows */
+  unsigned tasks;    /* nch * nstrips * qn */
 };
 
 template <typename T>
@@ -83,33 +82,38 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
   const T w0 = (T)P.w0, w1 = (T)P.w1, w2 = (T)P.w2, diag = (T)P.diag, c = (T)P.c;
   const long long ms = DIM == 3 ? G.sz : G.sy; /* march stride */
   const I tasks = (I)G.tasks, nch = (I)G.nch, nstrips = (I)G.nstrips;
+  /* 32-bit positions (an axis is below 2^31 points: make_relax_geom), 64-bit
+   * storage index: fewer registers, so the persistent kernels keep the
+   * occupancy of the per-step one */
   double sum = 0.0;
   for (I t = t0; t < tasks; t += ts) {
     const I rest = t / nch, ch = t - rest * nch;
     const I q = rest / nstrips, strip = rest - q * nstrips;
-    const long long xs = (G.a0 + (long long)ch) * V;
-    const long long m = G.m0 + (long long)strip * G.ry;
-    const long long oth = G.q0 + (long long)q;
-    const long long rows = min(G.ry, G.mn - (long long)strip * G.ry);
+    const int xs = (G.a0 + (int)ch) * V;
+    const int m = G.m0 + (int)strip * G.ry;
+    const int oth = G.q0 + (int)q;
+    const int rows = min(G.ry, G.mn - (int)strip * G.ry);
     unsigned xm = 0, om = 0; /* elements in the region, and owned ones */
 #pragma unroll
     for (int e = 0; e < V; e++) {
-      const long long x = xs + e;
+      const int x = xs + e;
       if (x >= G.x0 && x < G.x1) xm |= 1u << e;
       if (x >= G.ox0 && x < G.ox1) om |= 1u << e;
     }
     if (DIM == 3 && (oth < G.oq0 || oth >= G.oq1)) om = 0;
-    long long idx = xs + ms * m + (DIM == 3 ? G.sy * oth : 0);
-    /* rows r - 1, r, r + 1 in registers, row r + 2 and f's row r + 1 loaded a
-     * row ahead: the store of row r may alias u for all the compiler knows,
-     * so without this a thread would have one row in flight, too few bytes
-     * to cover memory latency at this occupancy */
+    long long idx = xs + ms * m + (DIM == 3 ? G.sy * oth : 0LL);
+    /* rows r - 1, r, r + 1 in registers, rows r + 2 and r + 3 and f's row
+     * r + 1 loaded ahead: the store of row r may alias u for all the compiler
+     * knows, so without this a thread would have one row in flight, too few
+     * bytes to cover memory latency at this occupancy */
     VT prev = vload(u + idx - ms), cur = vload(u + idx), next = vload(u + idx + ms);
+    VT after = rows > 1 ? vload(u + idx + 2 * ms) : next;
     VT fnext;
     if (HAS_F) fnext = vload(f + idx);
-    for (long long r = 0; r < rows; r++, idx += ms) {
+    for (int r = 0; r < rows; r++, idx += ms) {
       const bool more = r + 1 < rows;
-      const VT after = more ? vload(u + idx + 2 * ms) : next;
+      /* row r + 3: two rows in flight ahead of the one computed */
+      const VT after2 = r + 2 < rows ? vload(u + idx + 3 * ms) : after;
       const VT fv = fnext;
       if (HAS_F && more) fnext = vload(f + idx + ms);
       const T left = (xm & 1u) ? u[idx - 1] : (T)0;
@@ -147,18 +151,18 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
       prev = cur;
       cur = next;
       next = after;
+      after = after2;
     }
   }
   return sum;
 }
 
 /* Threads per block of every relaxation kernel, and the least resident blocks
- * per SM all of them are built for (85 registers: the persistent kernels'
- * loop state and the 64-bit geometry spilled at 64; with two rows in flight
- * per thread 768 threads per SM cover the memory latency). One bound for the
- * per-step and the persistent kernels: the modes run at the same occupancy. */
+ * per SM all of them are built for (64 registers). One bound for the per-step
+ * and the persistent kernels: the modes run at the same occupancy (at 3 blocks
+ * per SM the persistent fp64 kernel lost 14% to the per-step one at 4). */
 constexpr int RELAX_THREADS = 256;
-#define RELAX_BOUNDS __launch_bounds__(RELAX_THREADS, 3)
+#define RELAX_BOUNDS __launch_bounds__(RELAX_THREADS, 4)
 
 /* Most rows a task marches over: beyond 64 the two rows a task reads twice
  * cost under 3% more traffic, while longer tasks would idle threads. */
@@ -180,22 +184,25 @@ inline int make_relax_geom(const coop_stencil *s, const coop_region *r, long lon
   const long long V = 16 / (long long)coop_prec_size(gr->prec);
   const bool d3 = gr->ndim == 3;
   RelaxGeom g = {};
+  *G = g;
+  for (int a = 0; a < 3; a++) /* positions are 32-bit in the kernels */
+    if (gr->ext[a] >= (1LL << 31) - 4096) return -1;
   g.sy = gr->ext[0];
   g.sz = gr->ext[0] * gr->ext[1];
-  g.x0 = r->lo[0] + gr->g[0];
-  g.x1 = r->hi[0] + gr->g[0];
-  g.ox0 = gr->g[0];
-  g.ox1 = gr->g[0] + gr->n[0];
+  g.x0 = (int)(r->lo[0] + gr->g[0]);
+  g.x1 = (int)(r->hi[0] + gr->g[0]);
+  g.ox0 = (int)gr->g[0];
+  g.ox1 = (int)(gr->g[0] + gr->n[0]);
   const int ma = d3 ? 2 : 1; /* march axis */
-  g.m0 = r->lo[ma] + gr->g[ma];
-  g.mn = r->hi[ma] - r->lo[ma];
-  g.om0 = gr->g[ma];
-  g.om1 = gr->g[ma] + gr->n[ma];
+  g.m0 = (int)(r->lo[ma] + gr->g[ma]);
+  g.mn = (int)(r->hi[ma] - r->lo[ma]);
+  g.om0 = (int)gr->g[ma];
+  g.om1 = (int)(gr->g[ma] + gr->n[ma]);
   if (d3) {
-    g.q0 = r->lo[1] + gr->g[1];
-    g.qn = r->hi[1] - r->lo[1];
-    g.oq0 = gr->g[1];
-    g.oq1 = gr->g[1] + gr->n[1];
+    g.q0 = (int)(r->lo[1] + gr->g[1]);
+    g.qn = (int)(r->hi[1] - r->lo[1]);
+    g.oq0 = (int)gr->g[1];
+    g.oq1 = (int)(gr->g[1] + gr->n[1]);
   } else {
     g.q0 = 0;
     g.qn = 1;
@@ -207,16 +214,18 @@ inline int make_relax_geom(const coop_stencil *s, const coop_region *r, long lon
     *G = g;
     return 0;
   }
-  g.a0 = g.x0 / V;
-  g.nch = (g.x1 - 1) / V - g.a0 + 1;
-  const long long base = g.nch * g.qn;
+  g.a0 = (int)(g.x0 / V);
+  g.nch = (int)((g.x1 - 1) / V - g.a0 + 1);
+  const long long base = (long long)g.nch * g.qn;
   if (target < 1) target = 1;
-  long long ry = (g.mn * base + target - 1) / target;
-  g.ry = ry < 1 ? 1 : ry > RELAX_MAX_RY ? RELAX_MAX_RY : ry;
+  long long ry = ((long long)g.mn * base + target - 1) / target;
+  g.ry = (int)(ry < 1 ? 1 : ry > RELAX_MAX_RY ? RELAX_MAX_RY : ry);
   g.nstrips = (g.mn + g.ry - 1) / g.ry;
-  g.tasks = base * g.nstrips;
+  const long long tasks = base * g.nstrips;
+  if (2 * tasks + target + 4096LL * RELAX_THREADS >= (1LL << 32)) return -1;
+  g.tasks = (unsigned)tasks;
   *G = g;
-  return 2 * g.tasks + target + 4096LL * RELAX_THREADS >= (1LL << 32) ? -1 : 0;
+  return 0;
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ static int setup_device(coop_relax *r) {
   coop_backend *be = sv->be;
   /* every mode sizes a thread's work for the same resident grid, so modes do
    * equal work with equal memory access patterns */
-  r->target = (long long)be->sm_count * 768; /* 3 blocks of 256 per SM: kernels/stencil_relax.cuh */
+  r->target = (long long)be->sm_count * 1024; /* 4 blocks of 256 per SM: kernels/stencil_relax.cuh */
   if (r->mode != MODE_GRID) return 0;
 #if COOP_HAVE_CUDA
   const int is_auto = strcmp(sv->sync, "auto") == 0;

@@ -535,7 +535,10 @@ static int finish(app_state *a, const coop_comm *c) {
                           a->backend, a->device, a->t_setup, a->series};
   int local = coop_report_write(c, &in, &a->sv);
   int st = coop_comm_agree(c, local);
-  return st ? fail(c, local, st) : 0;
+  if (!st) return 0;
+  st = fail(c, local, st);
+  MPI_Barrier(c->world); /* every rank is here: none ends the job before the message is out */
+  return st;
 }
 
 int coop_app_run(const coop_comm *c, int argc, char **argv) {
@@ -554,6 +557,7 @@ int coop_app_run(const coop_comm *c, int argc, char **argv) {
     local = a->type->solve(&a->sv, a->sdata);
     if (local && a->series_failed) { /* a snapshot failed on every rank: agreed, told once */
       st = fail(c, local, local);
+      MPI_Barrier(c->world); /* no rank ends the job (MPI_Abort) before the message is out */
     } else if (local) {
       coop_comm_abort(c, local); /* ranks may be inside a halo exchange */
     } else if (a->ck.signal) { /* the checkpoint is the result; the output stays as it was */

@@ -916,6 +916,11 @@ static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *
     if (!local) local = write_blocks(fid, r, dxpl);
     st = settle(io, local, 1, &open);
   }
+  if (!st) { /* the metadata goes out first: a flush that fails on one rank (a full disk)
+               * is waited out by settle, where a close failing inside HDF5 deadlocks */
+    const int flushed = H5Fflush(fid, H5F_SCOPE_GLOBAL) >= 0;
+    st = settle(io, flushed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fflush"), 1, &open);
+  }
   if (!st) { /* collective: every rank that opened it closes it */
     const int closed = H5Fclose(fid) >= 0;
     st = settle(io, closed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fclose"), !closed, &open);
