@@ -142,6 +142,12 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=256k tmpfs "$TMP/full" 2>/dev/nu
       --set grid.nx=$side --set grid.ny=$side --output out.h5
     holds "$TMP/full" "out.h5 out.xmf"
     kept "$TMP/full"
+    # heat's time series: room for all its snapshots is asked for before the solve
+    fault1 "full disk, a time series of 11 snapshots of 64^2, $n ranks" $n "$TMP/full" \
+      "(No space left on device)" $RUN --set solver.name=heat --set output.every=1 --set grid.nx=64 \
+      --set grid.ny=64 --output out.h5
+    holds "$TMP/full" "out.h5 out.xmf"
+    kept "$TMP/full"
   done
 else
   echo "SKIP: full disk (needs root to mount a tmpfs)"

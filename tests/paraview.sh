@@ -5,8 +5,10 @@
 # whatever OpenDataFile picks), with the physical bounds (first interior point
 # h to L - h on each axis; a 2D grid flat in the XY plane at z = 0) and the
 # field's maximum at the box centre, where the exact solution has it (odd point
-# counts put a grid point there). Needs pvpython (Debian: paraview and
-# python3-paraview); nothing is rendered, so no X display is needed.
+# counts put a grid point there); and a heat run's time series plays in the
+# XDMF Reader, one time step per snapshot with its values. Needs pvpython
+# (Debian: paraview and python3-paraview) and, for the series, python3-h5py;
+# nothing is rendered, so no X display is needed.
 . "$COOP_SRCDIR/tests/common.sh"
 PVPYTHON=${PVPYTHON:-pvpython}
 command -v "$PVPYTHON" >/dev/null 2>&1 ||
@@ -97,3 +99,47 @@ for run in "2 15 11 0 2 1 1" "3 11 9 7 1 1.5 2"; do
   [ $rc -eq 0 ] || { grep -v '^ *[0-9][0-9]* *0x' "$TMP/pv.out"; fail "pvpython ${dim}D (exit $rc)"; }
   grep -q '^OpenDataFile: ' "$TMP/pv.out" || { cat "$TMP/pv.out"; fail "pvpython ${dim}D: no result"; }
 done
+
+# heat's time series: ParaView's XDMF Reader (the one that reads HyperSlab
+# DataItems; VTK's Xdmf3 readers skip them) sees one time step per snapshot at
+# /series/time, and at each the snapshot of /series/u
+cat >"$TMP/series.py" <<'PYEOF'
+"""series.py XMF TIMES MAXES: comma-separated times and per-snapshot maxima of u."""
+import sys
+from paraview import servermanager as sm
+from paraview import simple
+
+times = [float(t) for t in sys.argv[2].split(",")]
+maxes = [float(m) for m in sys.argv[3].split(",")]
+r = simple.XDMFReader(FileNames=[sys.argv[1]])
+r.UpdatePipelineInformation()
+got = list(r.TimestepValues)
+bad = [] if got == times else [f"time steps {got}, expected {times}"]
+for t, want in zip(times, maxes):
+    r.UpdatePipeline(t)
+    d = sm.Fetch(r)
+    if d.IsA("vtkMultiBlockDataSet"):
+        d = d.GetBlock(0)
+    u = d.GetPointData().GetArray("u")
+    if u is None or abs(u.GetRange()[1] - want) > 1e-12 * abs(want):
+        bad.append(f"t = {t}: max u {None if u is None else u.GetRange()[1]}, expected {want}")
+for m in bad:
+    print("FAIL:", m)
+print(f"XDMFReader: {len(got)} time steps")
+sys.exit(1 if bad else 0)
+PYEOF
+if ! (coop_python >/dev/null); then
+  echo "skip: the heat time series (no python3 with h5py to read the expected values)"
+  exit 0
+fi
+coop_python
+coop_mpirun 2 "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" --set solver.name=heat --set grid.nx=15 \
+  --set grid.ny=11 --set grid.lx=2 --set solver.max_iter=50 --set output.every=20 \
+  --set output.monitor_every=0 --output "$TMP/heat.h5" >"$TMP/run.out" 2>&1 || { cat "$TMP/run.out"; fail "heat run"; }
+times=$($PY -c 'import h5py,sys; print(",".join(repr(float(t)) for t in h5py.File(sys.argv[1])["series/time"][()]))' "$TMP/heat.h5")
+maxes=$($PY -c 'import h5py,sys; print(",".join(repr(float(u.max())) for u in h5py.File(sys.argv[1])["series/u"][()]))' "$TMP/heat.h5")
+(cd "$TMP" && env -u DISPLAY timeout 120 "$PVPYTHON" --force-offscreen-rendering "$TMP/series.py" \
+  "$TMP/heat.xmf" "$times" "$maxes") >"$TMP/pv.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { grep -v '^ *[0-9][0-9]* *0x' "$TMP/pv.out"; fail "pvpython: the heat time series (exit $rc)"; }
+grep '^XDMFReader: ' "$TMP/pv.out"

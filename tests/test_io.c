@@ -712,6 +712,125 @@ static void test_fail_rename(void) {
   fixture_done(&fx);
 }
 
+/* ---- time series --------------------------------------------------------- */
+
+enum { NSNAP = 3 };
+
+/* Snapshot k of the fixture's field: value * (k + 1) at each of this rank's points. */
+static double *snapshot(const fixture *fx, int k) {
+  int64_t n = 1;
+  for (int d = 0; d < fx->r.ndim; d++) n *= fx->r.local_shape[d];
+  double *s = malloc((size_t)(n ? n : 1) * sizeof *s);
+  for (int64_t i = 0; s && i < n; i++) s[i] = fx->u[i] * (k + 1);
+  return s;
+}
+
+/* Rank 0: /series/u holds every snapshot of the whole grid, step and time theirs. */
+static void check_time_series(const fixture *fx, const char *path) {
+  const coop_io_result *r = &fx->r;
+  int64_t total = 1;
+  for (int d = 0; d < r->ndim; d++) total *= r->global_shape[d];
+  const hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t u = H5Dopen2(f, "series/u", H5P_DEFAULT), sp = u >= 0 ? H5Dget_space(u) : -1;
+  hsize_t dims[4] = {0, 0, 0, 0};
+  CU_ASSERT_EQUAL(H5Sget_simple_extent_ndims(sp), r->ndim + 1);
+  H5Sget_simple_extent_dims(sp, dims, NULL);
+  CU_ASSERT_EQUAL(dims[0], NSNAP);
+  double *all = malloc((size_t)(NSNAP * total) * sizeof *all);
+  int64_t steps[NSNAP] = {0};
+  double times[NSNAP] = {0};
+  CU_ASSERT(all && H5Dread(u, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all) >= 0);
+  CU_ASSERT_EQUAL(get_series(f, "series/step", H5T_INTEGER, H5T_NATIVE_INT64, steps, NSNAP), NSNAP);
+  CU_ASSERT_EQUAL(get_series(f, "series/time", H5T_FLOAT, H5T_NATIVE_DOUBLE, times, NSNAP), NSNAP);
+  int bad = 0;
+  for (int k = 0; k < NSNAP; k++) {
+    bad += steps[k] != 10 * k || times[k] != 0.5 * k;
+    for (int64_t i = 0; all && i < total; i++) {
+      int64_t g[3], rest = i;
+      for (int d = r->ndim - 1; d >= 0; d--) {
+        g[d] = rest % r->global_shape[d];
+        rest /= r->global_shape[d];
+      }
+      bad += all[k * total + i] != value(r->ndim, g) * (k + 1);
+    }
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  free(all);
+  H5Sclose(sp);
+  H5Dclose(u);
+  H5Fclose(f);
+}
+
+/* Snapshots written during the "run", the rest at the end, one file renamed
+ * when whole (uneven splits at 3 ranks); the XDMF file is a temporal
+ * collection over /series/u. */
+static void test_series(void) {
+  fixture fx;
+  char path[PATH_LEN], xmf[PATH_LEN];
+  const int64_t shape[3] = {5, 6, 7};
+  int d2[2], procs[3];
+  coop_io_series *s = NULL;
+  dims_2(d2);
+  procs[0] = d2[0];
+  procs[1] = 1;
+  procs[2] = d2[1];
+  fixture_init(&fx, 3, shape, procs);
+  paths_in_dir("series", path, xmf);
+  CU_ASSERT_EQUAL(coop_io_series_open(path, &fx.r, 1, NSNAP, 0, "snapshots of u", &s), 0);
+  for (int k = 0; s && k < NSNAP; k++) {
+    double *snap = snapshot(&fx, k);
+    CU_ASSERT_EQUAL(coop_io_series_write(s, snap, 10 * k, 0.5 * k), 0);
+    free(snap);
+    if (ctx.rank == 0) {
+      CU_ASSERT(!exists(path)); /* nothing under the real name until it is whole */
+      CU_ASSERT(temp_left(path));
+    }
+  }
+  CU_ASSERT_EQUAL(coop_io_series_count(s), NSNAP);
+  fx.r.series = s;
+  CU_ASSERT_EQUAL(coop_io_write(path, &fx.r, 1), 0);
+  coop_io_series_close(s);
+  check_output(&fx, path, NULL);
+  if (ctx.rank == 0) {
+    check_time_series(&fx, path);
+    char *text = slurp(xmf);
+    CU_ASSERT(text && strstr(text, "CollectionType=\"Temporal\"") && strstr(text, "<Time Value=\"1\"/>") &&
+              strstr(text, "ItemType=\"HyperSlab\"") && strstr(text, "series.h5:/series/u</DataItem>"));
+    free(text);
+    CU_ASSERT(!temp_left(xmf));
+  }
+  fixture_done(&fx);
+}
+
+/* A series closed before its output was written (a run stopped by a signal)
+ * leaves nothing, whether or not it holds snapshots. */
+static void test_series_abandoned(void) {
+  fixture fx;
+  char path[PATH_LEN], xmf[PATH_LEN];
+  const int64_t shape[2] = {4, 9};
+  int procs[2];
+  dims_2(procs);
+  fixture_init(&fx, 2, shape, procs);
+  paths_in_dir("abandoned", path, xmf);
+  for (int written = 0; written < 2; written++) {
+    coop_io_series *s = NULL;
+    CU_ASSERT_EQUAL(coop_io_series_open(path, &fx.r, 1, NSNAP, 0, NULL, &s), 0);
+    double *snap = snapshot(&fx, 0);
+    if (written) CU_ASSERT_EQUAL(coop_io_series_write(s, snap, 0, 0.0), 0);
+    free(snap);
+    coop_io_series_close(s);
+    if (ctx.rank == 0) {
+      CU_ASSERT(!exists(path));
+      CU_ASSERT(!exists(xmf));
+      CU_ASSERT(!temp_left(path));
+      CU_ASSERT(!temp_left(xmf));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  fixture_done(&fx);
+}
+
 static void test_read_errors(void) {
   char path[PATH_LEN];
   double *data = (double *)&data;
@@ -759,7 +878,8 @@ static int run_suite(void) {
       {"fail_one_rank", test_fail_one_rank}, {"fail_gap", test_fail_gap},
       {"fail_disagree", test_fail_disagree}, {"fail_late", test_fail_late},
       {"fail_rename", test_fail_rename},     {"read_errors", test_read_errors},
-      {"parallel_flag", test_parallel_flag},
+      {"parallel_flag", test_parallel_flag}, {"series", test_series},
+      {"series_abandoned", test_series_abandoned},
   };
   return coop_unit_run("io", tests, sizeof tests / sizeof tests[0]);
 }

@@ -1234,8 +1234,10 @@ static int series_init(coop_io_series *s, const char *path, const coop_io_result
   s->times = malloc((size_t)count * sizeof *s->times);
   if (!s->path || !s->steps || !s->times) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   if (s->rank != 0) return 0;
-  double bytes = (double)count * (s->is_float ? 4.0 : 8.0); /* the file system takes them all */
+  /* the file system takes them all, and the metadata (see meta_bytes) */
+  double bytes = (double)count * (s->is_float ? 4.0 : 8.0);
   for (int d = 0; d < s->grid.ndim; d++) bytes *= (double)s->grid.global_shape[d];
+  bytes += 32 * 1024;
   return coop_output_space(path, bytes < 0x1p63 ? (uint64_t)bytes : UINT64_MAX);
 }
 
@@ -1313,6 +1315,20 @@ static uint64_t data_bytes(const coop_io_result *r) {
   return total;
 }
 
+/* Room the metadata takes, over-estimated (the texts, coordinates, history,
+ * timing of size ranks, and 32 KiB for HDF5's own structures). Asked of a file system
+ * before a series' file gets the rest: with Open MPI's ompio only the
+ * aggregator sees a failed collective write, and HDF5 1.10 then leaves the
+ * ranks in different barriers of its metadata flush (a deadlock no timeout
+ * of ours can reach), so a full disk must be found before that flush. */
+static uint64_t meta_bytes(const coop_io_result *r, int size) {
+  uint64_t total = 32 * 1024 + 16 * (uint64_t)r->hist_len + 8 * (uint64_t)r->nphases * (uint64_t)size;
+  const char *const texts[] = {r->input_text, r->resolved, r->input_name, r->devices};
+  for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) total += texts[i] ? strlen(texts[i]) : 0;
+  for (int d = 0; d < r->ndim && d < 3; d++) total += 8 * (uint64_t)(r->global_shape[d] > 0 ? r->global_shape[d] : 0);
+  return total;
+}
+
 /* The XDMF file by rank 0, then the renames; collective. */
 static int finish(const io_ctx *io, const coop_io_result *r, int xdmf) {
   int st = 0;
@@ -1357,7 +1373,8 @@ int coop_io_write(const char *path, const coop_io_result *r, int xdmf) {
   const io_ctx io = {r->comm, m.rank, m.size, names, path};
   st = check_local(r, m.rank);
   if (!st && sr) st = check_series(sr, path);
-  if (!st && m.rank == 0 && r->ndim >= 1 && r->ndim <= 3) st = coop_output_space(path, data_bytes(r));
+  if (!st && m.rank == 0 && r->ndim >= 1 && r->ndim <= 3)
+    st = coop_output_space(path, data_bytes(r) + (sr ? meta_bytes(r, m.size) : 0));
   st = agree(r->comm, st, path);
   if (!st) st = agree(r->comm, check_same(r, m.size), path); /* the same verdict everywhere: told once */
   if (!st && !sr) st = coop_outnames_create(&nm, r->comm, path, xdmf);
