@@ -141,18 +141,13 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
         vset(out, e, ce + c * res);
         if (NORM && ((rom >> e) & 1u)) sum += (double)res * (double)res;
       }
-      /* one 16-byte store per row: a chunk that reaches outside the region
-       * (ghosts, padding, a boundary) keeps those elements' values, merged in
-       * registers. Element-wise stores for that case made the compiler turn
-       * the full-chunk store into four 4-byte stores as well (SASS: STG.E x4,
-       * no STG.E.128). No other thread writes a chunk's elements in a step. */
-      if (xm != (1u << V) - 1u) {
-        const VT old = vload(un + idx);
+      if (xm == (1u << V) - 1u) {
+        vstore(un + idx, out);
+      } else {
 #pragma unroll
         for (int e = 0; e < V; e++)
-          if (!((xm >> e) & 1u)) vset(out, e, vget(old, e));
+          if ((xm >> e) & 1u) un[idx + e] = vget(out, e);
       }
-      vstore(un + idx, out);
       prev = cur;
       cur = next;
       next = after;

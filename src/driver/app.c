@@ -463,8 +463,7 @@ static int open_series(app_state *a, const coop_comm *c) {
   if (sv->snapshot_every <= 0) return 0;
   const coop_grid *gr = &a->ls.s.grid;
   const size_t bytes = coop_grid_owned(gr) * coop_prec_size(gr->prec);
-  /* a device backend packs the owned points there first; the host packs straight into snap_host */
-  int rc = a->be->device_memory ? a->be->alloc(a->be, &a->snap_dev, bytes + 1) : 0;
+  int rc = a->be->alloc(a->be, &a->snap_dev, bytes + 1);
   if (!rc && !(a->snap_host = malloc(bytes + 1))) rc = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   if ((rc = coop_comm_agree(c, rc))) return rc;
   coop_io_result layout;
