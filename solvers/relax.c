@@ -40,16 +40,25 @@ struct coop_relax {
   int ph_sweep, ph_halo, ph_check;
 };
 
-/* auto: the persistent kernel wherever cooperative launch works. It runs the
- * same step kernel as launch mode at the same occupancy and saves a launch
- * and, with a residual each check, a host round trip per check. */
+/* auto (bench/results/2026-11-30-h200x2-stencil.md): the persistent kernel
+ * wherever cooperative launch works (same step code and occupancy as launch
+ * mode; it saves a launch per step and, with a residual each check, a host
+ * round trip per check: 5.3 against 21 us a sweep at 1024^2), except for
+ * large boxes with neighbours and deep halos, where the n-step kernel
+ * between exchanges measured 20-27% slower than one launch per step (2 ranks,
+ * 16384^2 and 8192 x 16384 fp64, ghost 8) and is not fixed yet. */
+#define AUTO_LAUNCH_ABOVE_POINTS (1 << 22)
+
 static int pick_mode(coop_relax *r) {
   coop_solve *sv = r->sv;
   if (!sv->be->device_memory) return MODE_HOST;
   if (strcmp(sv->sync, "launch") == 0) return MODE_LAUNCH;
   if (strcmp(sv->sync, "graph") == 0) return MODE_GRAPH;
-  if (strcmp(sv->sync, "grid") == 0 || sv->be->cooperative) return MODE_GRID;
-  return MODE_LAUNCH;
+  if (strcmp(sv->sync, "grid") == 0) return MODE_GRID;
+  if (!sv->be->cooperative) return MODE_LAUNCH;
+  if (!r->alone && r->g > 1 && (double)coop_grid_owned(&sv->s->grid) > AUTO_LAUNCH_ABOVE_POINTS)
+    return MODE_LAUNCH;
+  return MODE_GRID;
 }
 
 static const char *mode_name(int m) {

@@ -141,3 +141,7 @@ bad 2 "output.file = in.ini/x.h5 (from --set): its directory is not a directory"
   "$GOOD" in.ini --output in.ini/x.h5
 bad 2 "output.file = ./ (from --set): names a directory, not a file" "$GOOD" in.ini --output ./
 bad 2 "output.file = . (from --set): names a directory, not a file" "$GOOD" in.ini --output .
+
+# -- GPU-to-GPU halos asked for where they cannot be
+bad 2 "run.halo = ipc needs GPU memory (run.backend = cuda)" "$GOOD" in.ini --set run.halo=ipc
+bad 2 "--set run.halo=nccl: expected one of: auto, mpi, ipc" "$GOOD" in.ini --set run.halo=nccl

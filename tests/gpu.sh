@@ -71,8 +71,9 @@ sys.exit(0 if ok else 1)
 PYEOF
 done
 
-# sync = auto: the persistent grid wherever cooperative launch works
-# (bench/results/2026-11-30-h200x2-stencil.md)
+# sync = auto: the persistent grid wherever cooperative launch works, but
+# one launch per step for boxes above 2^22 points with neighbours and deep
+# halos (bench/results/2026-11-30-h200x2-stencil.md)
 auto_is() { # expected mode, ranks, options...
   want=$1 n=$2
   shift 2
@@ -83,6 +84,7 @@ auto_is grid 1 --set grid.nx=256 --set grid.ny=256
 auto_is grid 1 --set grid.nx=1100 --set grid.ny=1000
 auto_is grid 2 --set grid.nx=256 --set grid.ny=256
 auto_is grid 2 --set grid.nx=256 --set grid.ny=256 --set grid.ghost=2
+auto_is launch 2 --set grid.nx=4096 --set grid.ny=4096 --set grid.ghost=2
 
 # a grid that cannot be co-resident is refused, never launched
 if coop_mpirun 1 "$COOPSOLVE" --backend cuda --set run.sync=grid --set run.blocks=1000000 \

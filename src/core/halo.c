@@ -72,8 +72,6 @@ int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
   coop_backend *be = h->be;
   *faces = 0;
   if (strcmp(which, "mpi") == 0 || !coop_halo_active(h)) return 0;
-  if (strcmp(which, "nccl") == 0)
-    return coop_error_input("run.halo = nccl: this build has no NCCL transport; use auto, mpi or ipc");
   const int want = strcmp(which, "ipc") == 0;
   if (!be->device_memory || !be->ipc_export) {
     if (want) return coop_error_input("run.halo = ipc needs GPU memory (run.backend = cuda)");

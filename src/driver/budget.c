@@ -113,9 +113,12 @@ static void jacobi(tally *t, const coop_config *cfg, const coop_linsys *ls) {
   const uint64_t es = coop_prec_size(gr->prec), n = u64(ls->n);
   const uint64_t field = mul(t, (uint64_t)coop_grid_points(gr), es);
   uint64_t staged = 0, hist = history(t, cfg, 1);
-  const uint64_t halo = faces(t, ls, 1, &staged), fields = mul(t, field, 3);
-  /* u, unew, f on the backend; u and f filled on the host first */
-  step(t, "setup of the fields", mul(t, field, 2), fields);
+  /* u, unew and f on the backend; a zero right-hand side (laplace, heat) is
+   * not stored (app.c setup_fields); u and f filled on the host first (heat: u) */
+  const int heat = strcmp(coop_config_str(cfg, "solver.name"), "heat") == 0;
+  const int no_f = heat || strcmp(coop_config_str(cfg, "problem.type"), "laplace") == 0;
+  const uint64_t halo = faces(t, ls, 1, &staged), fields = mul(t, field, no_f ? 2 : 3);
+  step(t, "setup of the fields", mul(t, field, heat ? 1 : 2), fields);
   step(t, "solve", add(t, hist, staged), add(t, add(t, fields, halo), t->device ? hist : 0));
   /* a checkpoint: the stored field, its owned part, as doubles (solvers/checkpoint.c) */
   step(t, "checkpoint", add(t, add(t, hist, staged), add(t, field, add(t, mul(t, n, es), mul(t, n, 8)))),

@@ -66,10 +66,10 @@ static const coop_key_info keys[] = {
     KEY_CHOICE("run", "sync", "auto", "auto|grid|launch|graph",
                "cuda mode: grid = persistent cooperative kernel, launch = one kernel per sweep, "
                "graph = the per-sweep kernels replayed from a CUDA graph"),
-    KEY_CHOICE("run", "halo", "auto", "auto|mpi|ipc|nccl",
+    KEY_CHOICE("run", "halo", "auto", "auto|mpi|ipc",
                "grid halos between GPUs: mpi (staged through host memory unless MPI is "
-               "CUDA-aware), ipc (GPU to GPU through CUDA IPC, ranks of one node), nccl; "
-               "auto: ipc where every neighbour shares the node, else mpi"),
+               "CUDA-aware), ipc (GPU to GPU through CUDA IPC, ranks of one node); "
+               "auto: ipc for each neighbour on the same node, mpi for the others"),
     KEY_INT("run", "device", "-1", -1, 4096,
             "GPU index; -1: node-local rank modulo the GPUs of the node"),
     KEY_INT("run", "blocks", "0", 0, 1000000,
