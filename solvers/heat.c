@@ -32,29 +32,33 @@ static void shortest(char *buf, size_t len, double v) {
 
 /* Forward Euler is stable while dt alpha times A's largest eigenvalue (below
  * 4 sum_a 1/h_a^2) stays at most 2: dt <= 1 / (2 alpha sum_a 1/h_a^2). */
-static int choose_dt(coop_solve *sv, heat_data *d) {
-  const coop_stencil *s = sv->s;
+int coop_heat_time_step(const coop_stencil *s, double alpha, double want, double *dt, double *dt_max) {
   double sum = 0.0;
   int equal = 1;
   for (int a = 0; a < s->grid.ndim; a++) {
     sum += s->w[a];
     equal &= s->w[a] == s->w[0];
   }
-  d->dt_max = 1.0 / (2.0 * sv->alpha * sum);
-  if (sv->dt == 0.0) {
-    sv->dt = 0.9 * d->dt_max;
-  } else if (sv->dt > d->dt_max) {
-    char dt[32], lim[32];
-    shortest(dt, sizeof dt, sv->dt);
-    shortest(lim, sizeof lim, d->dt_max);
+  *dt_max = 1.0 / (2.0 * alpha * sum);
+  *dt = want;
+  if (want == 0.0) {
+    *dt = 0.9 * *dt_max;
+  } else if (want > *dt_max) {
+    char dt_s[32], lim[32];
+    shortest(dt_s, sizeof dt_s, want);
+    shortest(lim, sizeof lim, *dt_max);
     return coop_error_input("solver.dt = %s is above the explicit stability limit %s (%s); use "
-                            "solver.dt <= %s (or 0: 0.9 of the limit)", dt, lim,
+                            "solver.dt <= %s (or 0: 0.9 of the limit)", dt_s, lim,
                             equal ? "h^2/(2 alpha dim)" : "1/(2 alpha sum 1/h^2)", lim);
   }
-  if (!(sv->dt > 0.0) || !isfinite(sv->dt))
+  if (!(*dt > 0.0) || !isfinite(*dt))
     return coop_error_input("solver.dt = %g: the time step must be positive and finite "
-                            "(solver.alpha = %g, grid spacings from grid.n*, grid.l*)", sv->dt, sv->alpha);
+                            "(solver.alpha = %g, grid spacings from grid.n*, grid.l*)", *dt, alpha);
   return 0;
+}
+
+static int choose_dt(coop_solve *sv, heat_data *d) {
+  return coop_heat_time_step(sv->s, sv->alpha, sv->dt, &sv->dt, &d->dt_max);
 }
 
 static int heat_setup(coop_solve *sv, void **data) {

@@ -94,4 +94,9 @@ void coop_solve_add_time(coop_solve *sv, int phase, double seconds);
 extern const coop_solver_type coop_solver_jacobi, coop_solver_cg, coop_solver_pipecg,
     coop_solver_bicgstab, coop_solver_heat;
 
+/* heat's time step: want (solver.dt; 0: 0.9 of the limit) checked against the
+ * forward-Euler stability limit *dt_max of s with diffusivity alpha; an input
+ * error naming the largest stable dt when above it (solvers/heat.c). */
+int coop_heat_time_step(const coop_stencil *s, double alpha, double want, double *dt, double *dt_max);
+
 #endif

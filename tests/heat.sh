@@ -100,6 +100,9 @@ what="dt above the limit"
 coop_expect_input_error "$TMP/c" 2 "solver.dt = 0.001 is above the explicit stability limit 0.000244140625" \
   "use solver.dt <= 0.000244140625" "$INPUTS/quickstart.ini" --set solver.name=heat --set grid.nx=31 \
   --set grid.ny=31 --set solver.dt=0.001 --output out.h5
+what="dt above the limit, --dry-run"
+coop_expect_input_error "$TMP/c" 1 "solver.dt = 0.001 is above the explicit stability limit 0.000244140625" \
+  "" "$INPUTS/quickstart.ini" --set solver.name=heat --set grid.nx=31 --set grid.ny=31 --set solver.dt=0.001 --dry-run
 heat limit 1 --set grid.nx=31 --set grid.ny=31 --set solver.dt=0.000244140625 --set solver.max_iter=50
 mkdir "$TMP/k"
 what="heat keys with jacobi"

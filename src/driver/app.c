@@ -304,7 +304,13 @@ static int setup_problem(app_state *a, const coop_comm *c) {
     return coop_error_input("solver.cg_single_reduction = true (from %s) applies to solver.name = cg, "
                             "not %s", coop_config_origin(a->cfg, "solver.cg_single_reduction"), name);
   COOP_CHECK(check_heat_keys(a->cfg, name));
-  return coop_linsys_create(&a->ls, c, a->cfg);
+  COOP_CHECK(coop_linsys_create(&a->ls, c, a->cfg));
+  if (strcmp(name, "heat") == 0) { /* before the setup, so --dry-run refuses it too */
+    double dt, lim;
+    COOP_CHECK(coop_heat_time_step(&a->ls.s, coop_config_real(a->cfg, "solver.alpha"),
+                                   coop_config_real(a->cfg, "solver.dt"), &dt, &lim));
+  }
+  return 0;
 }
 
 /* auto picks cuda only when every rank sees a GPU, so all ranks agree. */
