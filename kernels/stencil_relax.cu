@@ -38,10 +38,7 @@ extern "C" int coop_relax_cuda(const coop_stencil *s, const coop_region *r, doub
                                void *stream) {
   RelaxPar P = make_relax_par(s, c);
   RelaxGeom G;
-  if (make_relax_geom(s, r, target, &G))
-    return COOP_ERROR(COOP_ERR_RUNTIME, "a box of %lld x %lld x %lld points is too large for one "
-                      "GPU's step kernels (32-bit task numbers): use more ranks",
-                      (long long)s->grid.n[0], (long long)s->grid.n[1], (long long)s->grid.n[2]);
+  COOP_CHECK(make_relax_geom(s, r, target, &G));
   cudaStream_t st = (cudaStream_t)stream;
   if (norm) COOP_CUDA(cudaMemsetAsync(norm, 0, sizeof(double), st));
   if (G.tasks == 0) return 0;

@@ -13,6 +13,7 @@
 #ifndef COOP_STENCIL_RELAX_CUH
 #define COOP_STENCIL_RELAX_CUH
 
+#include "core/error.h"
 #include "kernels/stencil.cuh" /* block_sum_add */
 
 namespace {
@@ -172,9 +173,10 @@ inline RelaxPar make_relax_par(const coop_stencil *s, double c) {
 /* Geometry of region r of s. target: the threads that will run it (resident
  * threads of the GPU): rows per task are chosen so that there are at most as
  * many tasks as threads where the rows allow, long marches for large grids,
- * short ones (more parallelism) for small. Returns 0, or -1 when the task numbers would not
- * fit the kernels' 32-bit indices (a box above ~2^38 points). */
-inline int make_relax_geom(const coop_stencil *s, const coop_region *r, long long target,
+ * short ones (more parallelism) for small. -1 when positions or task numbers
+ * would not fit the kernels' 32-bit indices (make_relax_geom: a run-time
+ * error naming the box). */
+inline int relax_geom_try(const coop_stencil *s, const coop_region *r, long long target,
                            RelaxGeom *G) {
   const coop_grid *gr = &s->grid;
   const long long V = 16 / (long long)coop_prec_size(gr->prec);
@@ -226,6 +228,15 @@ inline int make_relax_geom(const coop_stencil *s, const coop_region *r, long lon
   if (2 * tasks + target + 4096LL * RELAX_THREADS >= (1LL << 32)) return -1;
   g.tasks = (unsigned)tasks;
   *G = g;
+  return 0;
+}
+
+inline int make_relax_geom(const coop_stencil *s, const coop_region *r, long long target,
+                           RelaxGeom *G) {
+  if (relax_geom_try(s, r, target, G))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "a box of %lld x %lld x %lld points is too large for one "
+                      "GPU's step kernels (32-bit positions and task numbers): use more ranks",
+                      (long long)s->grid.n[0], (long long)s->grid.n[1], (long long)s->grid.n[2]);
   return 0;
 }
 

@@ -111,13 +111,6 @@ void *pick_kernel(const coop_stencil *s, bool has_f, bool solve) {
              : (d3 ? steps_fn<double, 3>(has_f) : steps_fn<double, 2>(has_f));
 }
 
-int geom_or_fail(const coop_stencil *s, const coop_region *r, long long target, RelaxGeom *G) {
-  if (make_relax_geom(s, r, target, G))
-    return COOP_ERROR(COOP_ERR_RUNTIME, "a box of %lld x %lld x %lld points is too large for one "
-                      "GPU's step kernels (32-bit task numbers): use more ranks",
-                      (long long)s->grid.n[0], (long long)s->grid.n[1], (long long)s->grid.n[2]);
-  return 0;
-}
 
 }  // namespace
 
@@ -142,7 +135,7 @@ extern "C" int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_regi
   RelaxPar P = make_relax_par(s, c);
   RelaxGeom G[COOP_MAX_SWEEPS_PER_EXCHANGE];
   const long long target = (long long)blocks * RELAX_THREADS;
-  for (int i = 0; i < k; i++) COOP_CHECK(geom_or_fail(s, &regions[i], target, &G[i]));
+  for (int i = 0; i < k; i++) COOP_CHECK(make_relax_geom(s, &regions[i], target, &G[i]));
   cudaStream_t st = (cudaStream_t)stream;
   /* stream-ordered after any launch still reading the previous list; the
    * pageable source is copied out before the call returns */
@@ -162,7 +155,7 @@ extern "C" int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void 
   const coop_region own = coop_region_owned(&s->grid);
   RelaxPar P = make_relax_par(s, c);
   RelaxGeom G;
-  COOP_CHECK(geom_or_fail(s, &own, (long long)blocks * RELAX_THREADS, &G));
+  COOP_CHECK(make_relax_geom(s, &own, (long long)blocks * RELAX_THREADS, &G));
   SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
   void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res};
   COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, (cudaStream_t)stream));
