@@ -148,14 +148,10 @@ static int run_steps(coop_solve *sv, heat_data *d, double start) {
 
 static int heat_solve(coop_solve *sv, void *data) {
   heat_data *d = data;
-  sv->ctl.hist_len = 0;
-  sv->barriers = strcmp(sv->mode, "grid") == 0 ? 1 : 0;
-  COOP_MPI(MPI_Barrier(sv->comm->world)); /* time the solve from a common start */
-  const double start = MPI_Wtime();
+  double start;
+  COOP_CHECK(coop_relax_begin(d->r, &start));
   COOP_CHECK(run_steps(sv, d, start));
-  COOP_CHECK(sv->be->sync(sv->be));
-  sv->t_solve = MPI_Wtime() - start;
-  return 0;
+  return coop_relax_end(d->r, start);
 }
 
 static void heat_view(const coop_solve *sv, const void *data, FILE *out) {

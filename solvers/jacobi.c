@@ -84,10 +84,8 @@ static int run_loop(coop_solve *sv, jacobi_data *d, double start) {
 
 static int jacobi_solve(coop_solve *sv, void *data) {
   jacobi_data *d = data;
-  sv->ctl.hist_len = 0;
-  sv->barriers = strcmp(sv->mode, "grid") == 0 ? 1 : 0;
-  COOP_MPI(MPI_Barrier(sv->comm->world)); /* time the solve from a common start */
-  const double start = MPI_Wtime();
+  double start;
+  COOP_CHECK(coop_relax_begin(d->relax, &start));
   /* the whole-solve kernel cannot stop for a checkpoint: those runs take the
    * persistent n-step kernel between checks instead (same fields) */
   if (coop_relax_can_solve(d->relax) && !coop_ckpt_requested(sv)) {
@@ -96,10 +94,7 @@ static int jacobi_solve(coop_solve *sv, void *data) {
   } else {
     COOP_CHECK(run_loop(sv, d, start));
   }
-  COOP_CHECK(sv->be->sync(sv->be));
-  sv->t_solve = MPI_Wtime() - start;
-  sv->steps = coop_relax_steps_done(d->relax);
-  return 0;
+  return coop_relax_end(d->relax, start);
 }
 
 static void jacobi_view(const coop_solve *sv, const void *data, FILE *out) {

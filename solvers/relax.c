@@ -143,7 +143,22 @@ void coop_relax_destroy(coop_relax *r) {
   free(r);
 }
 
-int64_t coop_relax_steps_done(const coop_relax *r) { return r->steps; }
+int coop_relax_begin(coop_relax *r, double *start) {
+  coop_solve *sv = r->sv;
+  sv->ctl.hist_len = 0;
+  sv->barriers = r->mode == MODE_GRID ? 1 : 0;
+  COOP_MPI(MPI_Barrier(sv->comm->world)); /* time the solve from a common start */
+  *start = MPI_Wtime();
+  return 0;
+}
+
+int coop_relax_end(coop_relax *r, double start) {
+  coop_solve *sv = r->sv;
+  COOP_CHECK(sv->be->sync(sv->be));
+  sv->t_solve = MPI_Wtime() - start;
+  sv->steps = r->steps;
+  return 0;
+}
 
 int coop_relax_can_solve(const coop_relax *r) { return r->mode == MODE_GRID && r->alone && r->solve_blocks > 0; }
 

@@ -53,9 +53,12 @@ int coop_relax_exchange(coop_relax *r);
 int coop_relax_can_solve(const coop_relax *r);
 int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl);
 
-/* Steps done by this object (norm steps whose output was dropped included):
- * the work the benchmark divides by. */
-int64_t coop_relax_steps_done(const coop_relax *r);
+/* The frame of a solve on the driver: begin clears the history, sets the
+ * barriers per step from the mode and starts the ranks together (*start:
+ * the common start); end waits for the device and sets sv->t_solve and
+ * sv->steps. Collective. */
+int coop_relax_begin(coop_relax *r, double *start);
+int coop_relax_end(coop_relax *r, double start);
 
 #ifdef __cplusplus
 }
