@@ -25,6 +25,12 @@ coop_mpirun() {
 }
 
 # A python3 that has h5py and numpy, or skip.
+# Skip (77) unless the build has CUDA and a GPU is visible.
+coop_require_gpu() {
+  "$COOPSOLVE" --version | grep -q '^CUDA: yes' || { echo "SKIP: built without CUDA"; exit 77; }
+  "$COOPSOLVE" --version | grep -q '^GPUs visible: [1-9]' || { echo "SKIP: no GPU visible"; exit 77; }
+}
+
 coop_python() {
   for py in python3 /usr/bin/python3; do
     if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import h5py, numpy' 2>/dev/null; then

@@ -4,8 +4,7 @@
 # fields agree to 1e-12 relative in fp64 (1e-5 in fp32), and every cuda run
 # of a case gives the same bits. Skips where no GPU is.
 . "$COOP_SRCDIR/tests/common.sh"
-"$COOPSOLVE" --version | grep -q '^CUDA: yes' || { echo "SKIP: built without CUDA"; exit 77; }
-"$COOPSOLVE" --version | grep -q '^GPUs visible: [1-9]' || { echo "SKIP: no GPU visible"; exit 77; }
+coop_require_gpu
 coop_python
 coop_tmpdir
 

@@ -10,8 +10,7 @@
 # difference of the solutions (default 1e-10; an ill-conditioned matrix
 # allows kappa times the attainable residual).
 . "$COOP_SRCDIR/tests/common.sh"
-"$COOPSOLVE" --version | grep -q '^CUDA: yes' || { echo "SKIP: built without CUDA"; exit 77; }
-"$COOPSOLVE" --version | grep -q '^GPUs visible: [1-9]' || { echo "SKIP: no GPU visible"; exit 77; }
+coop_require_gpu
 coop_python
 coop_tmpdir
 DATA=$COOP_SRCDIR/tests/data
