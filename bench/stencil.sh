@@ -19,6 +19,8 @@
 # PATTERN: the rows of full whose name matches the extended regex PATTERN
 #   (names like 2d-4096-fp32-laplace-c100-r2-strong-g8-ipc-grid,
 #   2d-1024-fp64-sine-c1-r1-g1-launch; 'r1-' = every 1-GPU row).
+# STENCIL_SET="key=value ..." adds those --set options to every run (in the
+# Command line of the header), e.g. run.overlap=false for the baseline.
 # STENCIL_DRY_RUN=1 lists the rows and runs nothing. STENCIL_TIMEOUT (s, default
 # 180) bounds one coopsolve run; STENCIL_SWEEPS (1000) and STENCIL_SWEEPS_3D
 # (200) set the sweeps per run.
@@ -38,6 +40,8 @@ dry=${STENCIL_DRY_RUN:-0}
 build_arg=$1 out_arg=$2 sel=${3:-quick}
 src=$(cd "$(dirname "$0")/.." && pwd)
 tmo=${STENCIL_TIMEOUT:-180}
+extra=()
+for kv in ${STENCIL_SET:-}; do extra+=(--set "$kv"); done
 sweeps2d=${STENCIL_SWEEPS:-1000}
 sweeps3d=${STENCIL_SWEEPS_3D:-200}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -75,6 +79,7 @@ plan_ranks() {
   two_ranks strong fp64 16384 laplace 100 "1 8" "$H"
   two_ranks strong fp32 4096 laplace 100 "$G" "$H"
   two_ranks strong fp64 4096 laplace 1 "1 8" "$H"
+  two_ranks strong fp32 4096 laplace 1 "1 8" "$H"
   two_ranks weak fp64 1024 laplace 100 "$G" "$H"
   two_ranks weak fp64 8192 laplace 100 "1 8" "$H"
   two_ranks strong fp64 512 laplace 100 "1 2" "$H" 3d
@@ -162,6 +167,7 @@ for r in "${plan[@]}"; do
   opts=(--set grid.dim="$dim" --set grid.nx="$nx" --set grid.ny="$ny")
   if [ "$dim" = 3 ]; then sweeps=$sweeps3d; opts+=(--set grid.nz="$nz"); fi
   [ "$np" -gt 1 ] && opts+=(--set run.halo="$h")
+
   h5=$out/$name.h5 log=$out/$name.log
   rm -f "$h5"
   printf '[%d/%d] %s ' "$k" "${#plan[@]}" "$name" >&2
@@ -171,7 +177,7 @@ for r in "${plan[@]}"; do
     --set solver.check_every="$c" --set problem.type="$rhs" "${opts[@]}" \
     --set solver.max_iter="$sweeps" --set solver.rtol=0 --set solver.atol=0 --set solver.dtol=0 \
     --set output.monitor_every=0 --set output.fields=false --set output.xdmf=false \
-    --output "$h5" </dev/null >"$log" 2>&1
+    "${extra[@]}" --output "$h5" </dev/null >"$log" 2>&1
   rc=$?
   wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   status=ok msg=
@@ -349,7 +355,7 @@ for r in prev:
             ref[ref_key(r, r["ny"])] = (1e6 * fig["t"] / fig["steps"], True)
 for r in this:
     f = figs.get(id(r))
-    if r["np"] == "1" and f and f["mode"] == "grid":
+    if r["np"] == "1" and r["mode"] == "grid" and f and f["mode"] == "grid":
         ref[ref_key(r, r["ny"])] = (1e6 * f["t"] / f["steps"], False)
 
 
@@ -468,7 +474,7 @@ ST_GPUS="$(nvidia-smi --query-gpu=index,name,driver_version,memory.total --forma
 ST_VERSION="$("$build/coopsolve" --version 2>/dev/null | head -n 1)" \
 ST_MPI="$(mpirun --version 2>/dev/null | head -n 1)" \
 ST_NVCC="$(nvcc --version 2>/dev/null | grep -i release | sed 's/.*release //')" \
-ST_CMD="bench/stencil.sh $build $out $sel" ST_RUNS="${#plan[@]}" \
+ST_CMD="${STENCIL_SET:+STENCIL_SET='$STENCIL_SET' }bench/stencil.sh $build $out $sel" ST_RUNS="${#plan[@]}" \
 ST_WALL="$(($(date +%s) - t_call))" ST_SWEEPS="$sweeps2d (3D: $sweeps3d)" \
   formatter table >"$out/table.md" || { echo "stencil.sh: the table failed" >&2; exit 1; }
 cat "$out/table.md"

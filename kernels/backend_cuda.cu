@@ -14,6 +14,7 @@ namespace {
 struct Ctx {
   cudaStream_t stream;
   cudaEvent_t ev[COOP_EVENTS];
+  cudaEvent_t order; /* fork (main) or join (side): the point the other stream waits for */
 };
 
 Ctx *ctx_of(coop_backend *b) { return (Ctx *)b->ctx; }
@@ -111,14 +112,31 @@ int cu_unpack(coop_backend *b, const coop_grid *gr, const coop_region *r, void *
   return coop_unpack_cuda(gr, r, u, buf, ctx_of(b)->stream);
 }
 
+/* fork and join: called on the main backend; b->side holds the side stream */
+int cu_fork(coop_backend *b) {
+  Ctx *m = ctx_of(b), *sd = ctx_of(b->side);
+  COOP_CUDA(cudaEventRecord(m->order, m->stream));
+  COOP_CUDA(cudaStreamWaitEvent(sd->stream, m->order, 0));
+  return 0;
+}
+
+int cu_join(coop_backend *b) {
+  Ctx *m = ctx_of(b), *sd = ctx_of(b->side);
+  COOP_CUDA(cudaEventRecord(sd->order, sd->stream));
+  COOP_CUDA(cudaStreamWaitEvent(m->stream, sd->order, 0));
+  return 0;
+}
+
 void cu_destroy(coop_backend *b) {
   if (!b) return;
+  cu_destroy(b->side);
   Ctx *c = ctx_of(b);
   if (b->scratch) cudaFree(b->scratch);
   if (b->scratch_host) cudaFreeHost(b->scratch_host);
   if (c) {
     for (int i = 0; i < COOP_EVENTS; i++)
       if (c->ev[i]) cudaEventDestroy(c->ev[i]);
+    if (c->order) cudaEventDestroy(c->order);
     if (c->stream) cudaStreamDestroy(c->stream);
     free(c);
   }
@@ -135,11 +153,36 @@ int setup(coop_backend *b, int device, Ctx *c) {
   COOP_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
   for (int i = 0; i < COOP_EVENTS; i++)
     COOP_CUDA(cudaEventCreateWithFlags(&c->ev[i], cudaEventDisableTiming));
+  COOP_CUDA(cudaEventCreateWithFlags(&c->order, cudaEventDisableTiming));
   b->stream = c->stream;
   COOP_CUDA(cudaMalloc((void **)&b->scratch, COOP_SCRATCH_DOUBLES * sizeof(double)));
   COOP_CUDA(cudaMallocHost((void **)&b->scratch_host, COOP_SCRATCH_DOUBLES * sizeof(double)));
   COOP_CUDA(cudaDeviceGetAttribute(&b->sm_count, cudaDevAttrMultiProcessorCount, device));
   COOP_CUDA(cudaDeviceGetAttribute(&b->cooperative, cudaDevAttrCooperativeLaunch, device));
+  return 0;
+}
+
+/* The side view: the same tables and device, its own stream and events, no
+ * scratch of its own (reductions run on the main stream) and no side. */
+int make_side(coop_backend *b) {
+  coop_backend *v = (coop_backend *)calloc(1, sizeof *v);
+  Ctx *c = (Ctx *)calloc(1, sizeof *c);
+  if (!v || !c) {
+    free(v);
+    free(c);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  }
+  *v = *b;
+  v->ctx = c;
+  v->scratch = v->scratch_host = NULL;
+  v->side = NULL;
+  v->fork = v->join = NULL;
+  b->side = v;
+  COOP_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+  v->stream = c->stream;
+  for (int i = 0; i < COOP_EVENTS; i++)
+    COOP_CUDA(cudaEventCreateWithFlags(&c->ev[i], cudaEventDisableTiming));
+  COOP_CUDA(cudaEventCreateWithFlags(&c->order, cudaEventDisableTiming));
   return 0;
 }
 
@@ -173,7 +216,10 @@ extern "C" int coop_backend_cuda_create(int device, coop_backend **out) {
   b->ipc_close = cu_ipc_close;
   b->copy = cu_copy;
   b->destroy = cu_destroy;
+  b->fork = cu_fork;
+  b->join = cu_join;
   int rc = setup(b, device, c);
+  if (!rc) rc = make_side(b);
   if (rc) {
     cu_destroy(b);
     return coop_error_trace(rc, __FILE__, __LINE__);

@@ -75,6 +75,8 @@ int coop_backend_host_create(coop_backend **out) {
   b->event_wait = host_event;
   b->pack = host_pack;
   b->unpack = host_unpack;
+  b->fork = host_sync; /* one stream of work: nothing to order */
+  b->join = host_sync;
   b->destroy = host_destroy;
   *out = b;
   return 0;

@@ -69,6 +69,19 @@ __device__ __forceinline__ void vset(double2 &v, int e, double x) {
   if (e == 0) v.x = x; else v.y = x;
 }
 
+/* The residual f - A u at one point, A u in the host reference's order
+ * (kernels/stencil_host_impl.h); one definition for every kernel, so all
+ * modes give the same bits. */
+template <typename T>
+__device__ __forceinline__ T relax_res2(T ce, T l, T r, T ym, T yp, T f, T w0, T w1, T diag) {
+  return f - (diag * ce - w0 * (l + r) - w1 * (ym + yp));
+}
+template <typename T>
+__device__ __forceinline__ T relax_res3(T ce, T l, T r, T ym, T yp, T zm, T zp, T f, T w0, T w1,
+                                        T w2, T diag) {
+  return f - (diag * ce - w0 * (l + r) - w1 * (ym + yp) - w2 * (zm + zp));
+}
+
 /* Tasks t0, t0 + ts, ... of region G: the relaxation step, and (NORM) the
  * thread's sum of squared residuals over owned points. u and un carry no
  * __restrict__: the persistent kernels write u between grid barriers and
@@ -131,17 +144,20 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
         const T ce = vget(cur, e);
         const T l = e == 0 ? left : vget(cur, e - 1);
         const T rr = e == V - 1 ? right : vget(cur, e + 1);
-        /* A u in the host reference's order (kernels/stencil_host_impl.h) */
-        T au;
+        T res;
         if (DIM == 3)
-          au = diag * ce - w0 * (l + rr) - w1 * (vget(ym, e) + vget(yp, e)) -
-               w2 * (vget(prev, e) + vget(next, e));
+          res = relax_res3(ce, l, rr, vget(ym, e), vget(yp, e), vget(prev, e), vget(next, e),
+                           HAS_F ? vget(fv, e) : (T)0, w0, w1, w2, diag);
         else
-          au = diag * ce - w0 * (l + rr) - w1 * (vget(prev, e) + vget(next, e));
-        const T res = (HAS_F ? vget(fv, e) : (T)0) - au;
+          res = relax_res2(ce, l, rr, vget(prev, e), vget(next, e), HAS_F ? vget(fv, e) : (T)0,
+                           w0, w1, diag);
         vset(out, e, ce + c * res);
         if (NORM && ((rom >> e) & 1u)) sum += (double)res * (double)res;
       }
+      /* Partial chunks (the region's edges) are stored element by element.
+       * Merging them into one 16-byte store (load the chunk, blend, store)
+       * gave STG.E.128 in the SASS but cost 7-16% on 8192^2 and 16384^2 in
+       * every mode (bench/results/2026-11-30-h200x2-stencil.md, call 5). */
       if (xm == (1u << V) - 1u) {
         vstore(un + idx, out);
       } else {

@@ -14,8 +14,10 @@
 
 enum { MODE_HOST, MODE_LAUNCH, MODE_GRAPH, MODE_GRID };
 
-/* Scratch slot of the norm-step sum (below the residual's, kernels/stencil_api.c). */
+/* Scratch slot of the norm-step sum (below the residual's, kernels/stencil_api.c),
+ * and below it the sums of a split step's parts (at most 2 x 3 strips and the interior). */
 #define NORM_SLOT (COOP_SCRATCH_DOUBLES - 2)
+#define PARTS_SLOT (NORM_SLOT - 2 * 3 - 1)
 /* Longest run of steps one CUDA graph holds; longer runs replay it again. */
 #define GRAPH_MAX_STEPS 256
 #define GRAPH_CACHE 6
@@ -30,10 +32,10 @@ struct coop_relax {
   coop_solve *sv;
   double c;
   int mode, alone, g;
+  int overlap;           /* the exchange runs beside the interior of each block's last step */
   int blocks;            /* persistent n-step grid (grid mode) */
   int solve_blocks;      /* whole-solve grid (grid mode, alone) */
   long long target;      /* threads that run a step at once: sizes each thread's work */
-  void *geoms;           /* device list of a launch's regions (grid mode) */
   graph_entry graphs[GRAPH_CACHE];
   int next_graph;
   int64_t steps;
@@ -43,12 +45,10 @@ struct coop_relax {
 /* auto (bench/results/2026-11-30-h200x2-stencil.md): the persistent kernel
  * wherever cooperative launch works (same step code and occupancy as launch
  * mode; it saves a launch per step and, with a residual each check, a host
- * round trip per check: 5.3 against 21 us a sweep at 1024^2), except for
- * large boxes with neighbours and deep halos, where the n-step kernel
- * between exchanges measured 20-27% slower than one launch per step (2 ranks,
- * 16384^2 and 8192 x 16384 fp64, ghost 8) and is not fixed yet. */
-#define AUTO_LAUNCH_ABOVE_POINTS (1 << 22)
-
+ * round trip per check: 5.3 against 21 us a sweep at 1024^2). Since the n-step
+ * kernel takes its regions as a constant-bank parameter it ties launch mode
+ * between exchanges too (2 ranks, ghost 8: 682.9 against 680.4 us a sweep at
+ * 16384^2 fp64, 327.5 against 328.5 at 8192 x 16384), where it had lost 20-27%. */
 static int pick_mode(coop_relax *r) {
   coop_solve *sv = r->sv;
   if (!sv->be->device_memory) return MODE_HOST;
@@ -56,8 +56,6 @@ static int pick_mode(coop_relax *r) {
   if (strcmp(sv->sync, "graph") == 0) return MODE_GRAPH;
   if (strcmp(sv->sync, "grid") == 0) return MODE_GRID;
   if (!sv->be->cooperative) return MODE_LAUNCH;
-  if (!r->alone && r->g > 1 && (double)coop_grid_owned(&sv->s->grid) > AUTO_LAUNCH_ABOVE_POINTS)
-    return MODE_LAUNCH;
   return MODE_GRID;
 }
 
@@ -97,7 +95,6 @@ static int setup_device(coop_relax *r) {
   const int is_auto = strcmp(sv->sync, "auto") == 0;
   int rc = plan_grid(r, 0, &r->blocks);
   if (!rc && r->alone) rc = plan_grid(r, 1, &r->solve_blocks);
-  if (!rc) rc = be->alloc(be, &r->geoms, coop_relax_geom_bytes());
   if (rc && is_auto) { /* auto falls back to one kernel per step */
     if (sv->comm->rank == 0) fprintf(stderr, "coopsolve: note: %s; using sync = launch\n", coop_error_message());
     coop_error_clear();
@@ -125,6 +122,8 @@ int coop_relax_create(coop_solve *sv, double c, coop_relax **out) {
   r->c = c;
   r->g = (int)sv->s->grid.g[0];
   r->alone = !coop_halo_active(sv->halo);
+  /* the exchange beside the interior wherever there is a side stream to run it */
+  r->overlap = !r->alone && sv->be->side != NULL && sv->overlap;
   r->ph_sweep = coop_solve_phase(sv, "sweep");
   r->ph_halo = coop_solve_phase(sv, "halo");
   r->ph_check = coop_solve_phase(sv, "check");
@@ -139,7 +138,6 @@ void coop_relax_destroy(coop_relax *r) {
 #if COOP_HAVE_CUDA
   for (int i = 0; i < GRAPH_CACHE; i++) coop_cuda_graph_destroy(r->graphs[i].exec);
 #endif
-  if (r->geoms) r->sv->be->release(r->sv->be, r->geoms);
   free(r);
 }
 
@@ -222,7 +220,7 @@ static int plain_steps(coop_relax *r, const coop_region *regions, int k, int64_t
 #if COOP_HAVE_CUDA
   if (r->mode == MODE_GRID && m > 1) {
     COOP_CHECK(coop_relax_steps_grid_cuda(sv->s, regions, k, m, r->c, sv->u, sv->unew, sv->f,
-                                          r->geoms, r->blocks, sv->be->stream));
+                                          r->blocks, sv->be->stream));
     if (m % 2) swap_fields(sv);
     r->steps += m;
     return 0;
@@ -265,6 +263,42 @@ int coop_relax_exchange(coop_relax *r) {
   return 0;
 }
 
+/* The last step of a block, over the owned box, with the exchange beside it:
+ * the strips the neighbours need first, then the interior on the main stream
+ * while the side stream sends the strips and fills the ghosts of the new
+ * field. rnorm (NULL: none): the global residual norm of sv->u's field, the
+ * parts' sums added on the host. The new field is in sv->unew (no swap). */
+static int split_step(coop_relax *r, double *rnorm) {
+  coop_solve *sv = r->sv;
+  coop_backend *be = sv->be;
+  coop_region parts[2 * 3 + 1];
+  const int np = coop_halo_split(sv->halo, parts);
+  double *acc = be->scratch + PARTS_SLOT;
+  double t0 = MPI_Wtime();
+  for (int i = 0; i <= np; i++) {
+    if (i == np) COOP_CHECK(be->fork(be)); /* the exchange waits for the strips only */
+    COOP_CHECK(coop_stencil_relax(be, sv->s, &parts[i], r->c, sv->u, sv->unew, sv->f,
+                                  rnorm ? acc + i : NULL, r->target));
+  }
+  double t1 = MPI_Wtime();
+  coop_solve_add_time(sv, r->ph_sweep, t1 - t0);
+  if (coop_fault(sv->comm, "halo")) return COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT)");
+  COOP_CHECK(coop_halo_exchange_side(sv->halo, sv->unew));
+  t0 = MPI_Wtime();
+  coop_solve_add_time(sv, r->ph_halo, t0 - t1);
+  r->steps++;
+  if (!rnorm) return 0;
+  double *h = be->scratch_host + PARTS_SLOT, local = 0.0, global = 0.0;
+  COOP_CHECK(be->download(be, h, acc, (size_t)(np + 1) * sizeof *h));
+  for (int i = 0; i <= np; i++) local += h[i];
+  t1 = MPI_Wtime();
+  coop_solve_add_time(sv, r->ph_sweep, t1 - t0);
+  COOP_MPI(MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, sv->comm->world));
+  coop_solve_add_time(sv, r->ph_check, MPI_Wtime() - t1);
+  *rnorm = sqrt(global);
+  return 0;
+}
+
 /* The norm step over reg: the global residual norm of sv->u's field. */
 static int norm_step(coop_relax *r, const coop_region *reg, double *rnorm) {
   coop_solve *sv = r->sv;
@@ -302,6 +336,17 @@ int coop_relax_run(coop_relax *r, int64_t n, coop_relax_decide decide, void *ctx
     if (done == 0 && decide) {
       double rn = 0.0;
       int stop = 0;
+      if (r->overlap && m == 1) { /* the norm step ends the block: split it */
+        COOP_CHECK(split_step(r, &rn));
+        COOP_CHECK(decide(ctx, rn, &stop));
+        if (stop) { /* the exchange filled the dropped field's ghosts: harmless */
+          *stopped = 1;
+          return 0;
+        }
+        swap_fields(sv);
+        done += m;
+        continue;
+      }
       COOP_CHECK(norm_step(r, &regions[0], &rn));
       COOP_CHECK(decide(ctx, rn, &stop));
       if (stop) {
@@ -313,9 +358,15 @@ int coop_relax_run(coop_relax *r, int64_t n, coop_relax_decide decide, void *ctx
     }
     const double t0 = MPI_Wtime();
     const int skip = first < k ? first : k - 1;
-    COOP_CHECK(plain_steps(r, regions + skip, k - skip, m - first, r->alone ? 0 : k - 1 - first));
+    const int64_t last = r->overlap && m - first >= 1; /* the block's last step split off */
+    COOP_CHECK(plain_steps(r, regions + skip, k - skip, m - first - last, r->alone ? 0 : k - 1 - first));
     coop_solve_add_time(sv, r->ph_sweep, MPI_Wtime() - t0);
-    COOP_CHECK(coop_relax_exchange(r));
+    if (last) {
+      COOP_CHECK(split_step(r, NULL));
+      swap_fields(sv);
+    } else {
+      COOP_CHECK(coop_relax_exchange(r));
+    }
     done += m;
   }
   return 0;

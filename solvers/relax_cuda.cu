@@ -19,14 +19,22 @@ namespace cg = cooperative_groups;
 
 namespace {
 
+/* The regions of a block of steps, passed by value: a __grid_constant__
+ * parameter is read in place from the constant bank (uniform loads), where a
+ * list in global memory was loaded into the threads' registers each step and
+ * left the march fewer registers for rows in flight. */
+struct RelaxSteps {
+  RelaxGeom g[COOP_MAX_SWEEPS_PER_EXCHANGE];
+  int k;
+};
+
 template <typename T, int DIM, bool HAS_F>
-__global__ void RELAX_BOUNDS steps_kernel(RelaxPar P, const RelaxGeom *__restrict__ geoms,
-                                               int k, long long n, T *u, T *un,
-                                               const T *__restrict__ f) {
+__global__ void RELAX_BOUNDS steps_kernel(RelaxPar P, const __grid_constant__ RelaxSteps S,
+                                          long long n, T *u, T *un, const T *__restrict__ f) {
   cg::grid_group grid = cg::this_grid();
   const unsigned t0 = blockIdx.x * RELAX_THREADS + threadIdx.x, ts = gridDim.x * RELAX_THREADS;
   for (long long s = 0; s < n; s++) {
-    const RelaxGeom G = geoms[s < k ? s : k - 1];
+    const RelaxGeom &G = S.g[s < S.k ? s : S.k - 1];
     relax_range<T, DIM, HAS_F, false, unsigned>(P, G, u, un, f, t0, ts);
     if (s + 1 < n) grid.sync();
     T *t = u;
@@ -116,10 +124,6 @@ void *pick_kernel(const coop_stencil *s, bool has_f, bool solve) {
 
 extern "C" int coop_relax_threads_cuda(void) { return RELAX_THREADS; }
 
-extern "C" size_t coop_relax_geom_bytes(void) {
-  return sizeof(RelaxGeom) * COOP_MAX_SWEEPS_PER_EXCHANGE;
-}
-
 extern "C" int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int solve, int *per_sm) {
   COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, pick_kernel(s, has_f, solve),
                                                           RELAX_THREADS, 0));
@@ -128,22 +132,18 @@ extern "C" int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int s
 
 extern "C" int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_region *regions, int k,
                                           long long n, double c, void *u, void *unew,
-                                          const void *f, void *geoms, int blocks, void *stream) {
+                                          const void *f, int blocks, void *stream) {
   if (k < 1 || k > COOP_MAX_SWEEPS_PER_EXCHANGE || n < 1)
     return COOP_ERROR(COOP_ERR_RUNTIME, "%d regions for %lld steps; 1 to %d supported", k, n,
                       COOP_MAX_SWEEPS_PER_EXCHANGE);
   RelaxPar P = make_relax_par(s, c);
-  RelaxGeom G[COOP_MAX_SWEEPS_PER_EXCHANGE];
+  RelaxSteps S = {};
+  S.k = k;
   const long long target = (long long)blocks * RELAX_THREADS;
-  for (int i = 0; i < k; i++) COOP_CHECK(make_relax_geom(s, &regions[i], target, &G[i]));
-  cudaStream_t st = (cudaStream_t)stream;
-  /* stream-ordered after any launch still reading the previous list; the
-   * pageable source is copied out before the call returns */
-  COOP_CUDA(cudaMemcpyAsync(geoms, G, sizeof(RelaxGeom) * k, cudaMemcpyHostToDevice, st));
-  const RelaxGeom *gp = (const RelaxGeom *)geoms;
-  void *args[] = {&P, &gp, &k, &n, &u, &unew, (void *)&f};
+  for (int i = 0; i < k; i++) COOP_CHECK(make_relax_geom(s, &regions[i], target, &S.g[i]));
+  void *args[] = {&P, &S, &n, &u, &unew, (void *)&f};
   COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, false), dim3(blocks),
-                                        dim3(RELAX_THREADS), args, 0, st));
+                                        dim3(RELAX_THREADS), args, 0, (cudaStream_t)stream));
   return 0;
 }
 
@@ -152,13 +152,13 @@ extern "C" int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void 
                                           coop_relax_solve_state *state, long long *hist_iter,
                                           double *hist_res, long long hist_cap, int blocks,
                                           void *stream) {
-  const coop_region own = coop_region_owned(&s->grid);
   RelaxPar P = make_relax_par(s, c);
+  SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
+  COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, (cudaStream_t)stream));
+  const coop_region own = coop_region_owned(&s->grid);
   RelaxGeom G;
   COOP_CHECK(make_relax_geom(s, &own, (long long)blocks * RELAX_THREADS, &G));
-  SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
   void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res};
-  COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, (cudaStream_t)stream));
   COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, true), dim3(blocks),
                                         dim3(RELAX_THREADS), args, 0, (cudaStream_t)stream));
   return 0;

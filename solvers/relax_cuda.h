@@ -27,13 +27,11 @@ int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int solve, int *
 int coop_relax_threads_cuda(void);
 
 /* n steps in one cooperative launch of `blocks` blocks, grid.sync() between
- * steps; step i runs over regions[min(i, k - 1)], k <= COOP_MAX_SWEEPS_PER_EXCHANGE.
- * geoms: device scratch of COOP_MAX_SWEEPS_PER_EXCHANGE region descriptions
- * (coop_relax_geom_bytes() bytes) the launch fills. u and unew swap inside. */
-size_t coop_relax_geom_bytes(void);
+ * steps; step i runs over regions[min(i, k - 1)], k <= COOP_MAX_SWEEPS_PER_EXCHANGE
+ * (the regions travel as a kernel parameter). u and unew swap inside. */
 int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_region *regions, int k,
                                long long n, double c, void *u, void *unew, const void *f,
-                               void *geoms, int blocks, void *stream);
+                               int blocks, void *stream);
 
 /* The whole Jacobi solve (a rank without neighbours) in one launch: a norm
  * step at iterations 0, check_every, 2 check_every, ... and max_iter, the stop

@@ -29,6 +29,7 @@ typedef struct {
   coop_backend *be;
   const char *sync;      /* run.sync: auto, grid or launch (ignored on the host) */
   int blocks;            /* run.blocks: persistent grid size, 0 = all that fit */
+  int overlap;           /* run.overlap: halo exchange beside the interior (grid solvers) */
   const char *pc;        /* solver.pc: none or jacobi */
   int cg_single_reduction; /* solver.cg_single_reduction: cg in Chronopoulos-Gear form */
   int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none */

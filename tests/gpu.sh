@@ -83,7 +83,7 @@ auto_is grid 1 --set grid.nx=256 --set grid.ny=256
 auto_is grid 1 --set grid.nx=1100 --set grid.ny=1000
 auto_is grid 2 --set grid.nx=256 --set grid.ny=256
 auto_is grid 2 --set grid.nx=256 --set grid.ny=256 --set grid.ghost=2
-auto_is launch 2 --set grid.nx=4096 --set grid.ny=4096 --set grid.ghost=2
+auto_is grid 2 --set grid.nx=4096 --set grid.ny=4096 --set grid.ghost=2
 
 # a grid that cannot be co-resident is refused, never launched
 if coop_mpirun 1 "$COOPSOLVE" --backend cuda --set run.sync=grid --set run.blocks=1000000 \

@@ -54,6 +54,14 @@ struct coop_backend {
   int (*ipc_open)(coop_backend *b, const void *handle, void **p);
   void (*ipc_close)(coop_backend *b, void *p);
   int (*copy)(coop_backend *b, void *dst, const void *src, size_t bytes);
+  /* A second stream, for work that overlaps the main stream's (a halo
+   * exchange beside the interior of a step): side is a view of this backend
+   * whose work goes there (NULL on the host, where all runs in line); fork
+   * makes the side stream wait for the work queued on the main stream so far,
+   * join makes the main stream wait for the side stream's. No-ops on the host. */
+  coop_backend *side;
+  int (*fork)(coop_backend *b);
+  int (*join)(coop_backend *b);
   void (*destroy)(coop_backend *b);
 };
 

@@ -220,3 +220,34 @@ int coop_halo_exchange(coop_halo *h, void *u) {
   h->parity ^= 1; /* IPC faces: the other receive buffers next time */
   return 0;
 }
+
+int coop_halo_exchange_side(coop_halo *h, void *u) {
+  coop_backend *be = h->be;
+  if (!be->side) return coop_halo_exchange(h, u);
+  h->be = be->side; /* every pack, copy, wait and unpack on the side stream */
+  const int rc = coop_halo_exchange(h, u);
+  h->be = be;
+  COOP_CHECK(rc);
+  COOP_CHECK(be->join(be));
+  return 0;
+}
+
+int coop_halo_split(const coop_halo *h, coop_region parts[2 * 3 + 1]) {
+  coop_region rest = coop_region_owned(h->s);
+  int np = 0;
+  for (int a = 0; a < h->s->ndim; a++)
+    for (int side = 0; side < 2; side++) {
+      if (h->nbr[a][side] == MPI_PROC_NULL) continue;
+      coop_region strip = rest;
+      if (side == 0) {
+        strip.hi[a] = rest.lo[a] + h->s->g[a] < rest.hi[a] ? rest.lo[a] + h->s->g[a] : rest.hi[a];
+        rest.lo[a] = strip.hi[a];
+      } else {
+        strip.lo[a] = rest.hi[a] - h->s->g[a] > rest.lo[a] ? rest.hi[a] - h->s->g[a] : rest.lo[a];
+        rest.hi[a] = strip.lo[a];
+      }
+      if (strip.hi[a] > strip.lo[a]) parts[np++] = strip;
+    }
+  parts[np] = rest;
+  return np;
+}

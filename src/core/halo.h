@@ -47,6 +47,16 @@ int coop_halo_set_transport(coop_halo *h, const char *which, int *faces);
 /* Fill the ghost layers of u (backend memory) from the neighbours. Collective
  * over the neighbours. */
 int coop_halo_exchange(coop_halo *h, void *u);
+/* The same exchange on the backend's side stream (core/backend.h), then
+ * joined into the main stream; the caller forks first, after the work that
+ * wrote the faces, so later main-stream work that neither reads the ghosts
+ * nor writes the faces (the interior of a step) runs beside it. Falls back to
+ * coop_halo_exchange where the backend has no side stream. */
+int coop_halo_exchange_side(coop_halo *h, void *u);
+/* The owned box cut into parts: first the strips of ghost width along each
+ * face with a neighbour (the points the exchange sends), disjoint, then the
+ * rest (the interior, possibly empty) as parts[return value]. */
+int coop_halo_split(const coop_halo *h, coop_region parts[2 * 3 + 1]);
 /* Points a sweep updates when ext more sweeps follow before the next exchange:
  * the owned box grown by ext into the ghosts on every side with a neighbour
  * (deep halos recompute that overlap instead of exchanging it). */

@@ -70,6 +70,9 @@ static const coop_key_info keys[] = {
                "grid halos between GPUs: mpi (staged through host memory unless MPI is "
                "CUDA-aware), ipc (GPU to GPU through CUDA IPC, ranks of one node); "
                "auto: ipc for each neighbour on the same node, mpi for the others"),
+    KEY_BOOL("run", "overlap", "true",
+             "grid solvers on cuda with neighbours: the halo exchange runs on a second stream "
+             "beside the interior of the step before it (false: after the whole step)"),
     KEY_INT("run", "device", "-1", -1, 4096,
             "GPU index; -1: node-local rank modulo the GPUs of the node"),
     KEY_INT("run", "blocks", "0", 0, 1000000,
