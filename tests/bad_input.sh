@@ -145,3 +145,49 @@ bad 2 "output.file = . (from --set): names a directory, not a file" "$GOOD" in.i
 # -- GPU-to-GPU halos asked for where they cannot be
 bad 2 "run.halo = ipc needs GPU memory (run.backend = cuda)" "$GOOD" in.ini --set run.halo=ipc
 bad 2 "--set run.halo=nccl: expected one of: auto, mpi, ipc" "$GOOD" in.ini --set run.halo=nccl
+
+# -- [batch] inputs: generators, files, keys of the other kind of input, size
+DATA=$COOP_SRCDIR/tests/data
+B='[output]|file = out.h5|[solver]|name = cg|[batch]|count = 4'
+BM='[output]|file = out.h5|[solver]|name = cg|[batch]'
+bad 2 "in.ini:7: batch.sizes = normal:4: unknown generator 'normal'" "$B|sizes = normal:4"
+bad 1 "in.ini:7: batch.sizes = uniform:4:: expected uniform:LO:HI or uniform:N with LO and HI integers" \
+  "$B|sizes = uniform:4:"
+bad 2 "in.ini:7: batch.sizes = uniform:a: expected uniform:LO:HI" "$B|sizes = uniform:a"
+bad 2 "in.ini:7: batch.sizes = uniform:9:4: LO = 9 is above HI = 4" "$B|sizes = uniform:9:4"
+bad 2 "in.ini:7: batch.sizes = loguniform:2:5000: 5000 points per side: at most 4096 in 2D" \
+  "$B|sizes = loguniform:2:5000"
+bad 2 "in.ini:8: batch.sizes = uniform:300: 300 points per side: at most 256 in 3D" "$B|dim = 3|sizes = uniform:300"
+bad 2 "in.ini:7: batch.sizes = uniform:1: 1 points per side: at least 2" "$B|sizes = uniform:1"
+bad 2 "--set batch.shift=uniform:-1:2: shifts are reals >= 0" "$B" in.ini --set batch.shift=uniform:-1:2
+bad 2 "in.ini:7: batch.shift = loguniform:0:1: loguniform needs LO > 0" "$B|shift = loguniform:0:1"
+bad 2 "--set batch.count=0: expected an integer in [1, 2147483647]" "$B" in.ini --set batch.count=0
+bad 2 "in.ini:7: batch.rhs = zeros: expected one of: ones, random" "$B|rhs = zeros"
+bad 2 "in.ini:6: batch.matrices entry 2: missing.mtx: cannot open" "$BM|matrices = $DATA/nos6.mtx, missing.mtx"
+bad 3 "in.ini:6: batch.matrices entry 2: missing.mtx: cannot open" "$BM|matrices = $DATA/nos6.mtx, missing.mtx" \
+  in.ini --dry-run
+bad 2 "in.ini:6: batch.matrices = a.mtx:b.mtx:c.mtx: entry 1: expected A.mtx or A.mtx:b.mtx" \
+  "$BM|matrices = a.mtx:b.mtx:c.mtx"
+bad 2 "in.ini:6: batch.matrices = a.mtx,,b.mtx: entry 2: expected A.mtx or A.mtx:b.mtx" "$BM|matrices = a.mtx,,b.mtx"
+# the right-hand side of entry 2 is read by rank 1 (LPT gives nos6 to rank 0): still one message
+bad 2 "in.ini:6: batch.matrices entry 2: nob.mtx: cannot open" "$BM|matrices = $DATA/nos6.mtx, $DATA/LFAT5.mtx:nob.mtx"
+bad 2 "in.ini:6: batch.matrices entry 1: $DATA/hangGlider_2.mtx: row 915 has a zero or missing diagonal" \
+  "$BM|matrices = $DATA/hangGlider_2.mtx" in.ini --set solver.pc=jacobi
+bad 2 "batch.count = 4 (from in.ini:6) applies to generated problems, not to batch.matrices" "$B|matrices = x.mtx"
+bad 2 "in.ini:1: [grid] does not apply to a [batch] input" "[grid]|nx = 8|$B"
+bad 2 "--set grid.nx=8: [grid] does not apply to a [batch] input" "$B" in.ini --set grid.nx=8
+bad 2 "in.ini: missing section [solver]" '[batch]|count = 2'
+bad 2 "solver.name = pipecg (from --set): a [batch] input runs jacobi or cg" "$B" in.ini --set solver.name=pipecg
+bad 2 "solver.pc = jacobi (from --set) applies to solver.name = cg, not jacobi" "$B" in.ini \
+  --set solver.name=jacobi --set solver.pc=jacobi
+bad 2 "run.sync = graph (from --set) does not apply to a [batch] input" "$B" in.ini --set run.sync=graph
+bad 2 "solver.check_every = 5 (from --set) does not apply to a [batch] input" "$B" in.ini --set solver.check_every=5
+bad 2 "--set run.schedule=fast: expected one of: auto, clc, atomic, static" "$B" in.ini --set run.schedule=fast
+bad 2 "run.sync = row (from --set) applies to [batch] inputs" "$GOOD" in.ini --set run.sync=row
+bad 2 "run.schedule = clc (from in.ini:10) applies to [batch] inputs only" "$GOOD|[run]|schedule = clc"
+bad 2 "run.group_blocks = 4 (from --set) applies to [batch] inputs only" "$GOOD" in.ini --set run.group_blocks=4
+# more than a node holds: refused before any work, also in a dry run
+bad 2 "batch.count = 100000 with batch.sizes = uniform:4096 (1677721600000 rows): rank 0 would hold" \
+  "$B" in.ini --set batch.count=100000 --set batch.sizes=uniform:4096
+bad 3 "batch.count = 100000 with batch.sizes = uniform:4096 (1677721600000 rows): rank " \
+  "$B" in.ini --set batch.count=100000 --set batch.sizes=uniform:4096 --dry-run

@@ -462,8 +462,8 @@ static void test_bad_set(void) {
                      "--set grid.nxx=3: unknown key 'nxx' in [grid]; did you mean 'nx'?");
   EXPECT_INPUT_ERROR(load(ok, "solver.rtol=abc", NULL),
                      "--set solver.rtol=abc: expected a real in [0, 1)");
-  EXPECT_INPUT_ERROR(load(ok, "grid.nx=8", "run.sync=row"),
-                     "--set run.sync=row: expected one of: auto, grid, launch");
+  EXPECT_INPUT_ERROR(load(ok, "grid.nx=8", "run.sync=warp"),
+                     "--set run.sync=warp: expected one of: auto, grid, launch");
 }
 
 static void test_parse_twice_is_fault(void) {

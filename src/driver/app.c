@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "driver/batch_run.h"
 #include "driver/budget.h"
 #include "driver/cli.h"
 #include "io/config.h"
@@ -52,6 +53,8 @@ typedef struct {
   coop_io_series *series;
   int series_failed; /* a snapshot failed on every rank (agreed) */
   void *snap_dev, *snap_host;
+  int batch;      /* a [batch] input: driver/batch_run.c runs it */
+  double t_start; /* MPI_Wtime() at the start */
 } app_state;
 
 /* Exit status of a run stopped by a signal after writing a whole checkpoint. */
@@ -129,7 +132,8 @@ static int load_config(app_state *a, const coop_comm *c) {
 static int check_output(const coop_comm *c, const coop_config *cfg) {
   int ok = 1;
   const char *path = coop_config_str(cfg, "output.file");
-  const int xdmf = coop_config_bool(cfg, "output.xdmf") && strcmp(coop_config_str(cfg, "problem.type"), "matrix");
+  const int xdmf = coop_config_bool(cfg, "output.xdmf") && strcmp(coop_config_str(cfg, "problem.type"), "matrix") &&
+                   !coop_config_has_section(cfg, "batch");
   if (c->rank == 0)
     ok = !coop_output_check(path, c->size, xdmf, "output.file = %s (from %s)", path,
                             coop_config_origin(cfg, "output.file"));
@@ -507,11 +511,23 @@ static void teardown(app_state *a) {
   free(a->fingerprint);
 }
 
+/* A [batch] input after the checks every input takes: its own run. */
+static int run_batch(app_state *a, const coop_comm *c) {
+  int local = check_output(c, a->cfg), st;
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  local = choose_backend(a, c);
+  if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  const coop_batch_input in = {a->cfg, a->cli.input, a->text, a->backend, a->device, a->cli.dry_run, a->t_start};
+  return coop_run_batch(c, &in);
+}
+
 /* Steps up to the solve; each agreed among the ranks. */
 static int prepare(app_state *a, const coop_comm *c) {
   int local, st;
   local = load_config(a, c);
+  if (!local) local = coop_batch_check_keys(a->cfg);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
+  if ((a->batch = coop_config_has_section(a->cfg, "batch"))) return run_batch(a, c);
   local = check_output(c, a->cfg);
   if (!local) local = setup_problem(a, c);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
@@ -553,13 +569,13 @@ int coop_app_run(const coop_comm *c, int argc, char **argv) {
   int st;
   if (!a) return fail(c, 1, coop_comm_agree(c, COOP_ERROR(COOP_ERR_RUNTIME, "out of memory")));
   a->ls.dec.cart = MPI_COMM_NULL; /* not 0: MPI_COMM_NULL is a handle */
-  const double t0 = MPI_Wtime();
+  const double t0 = a->t_start = MPI_Wtime();
   int local = coop_cli_parse(&a->cli, argc, argv, a->scratch, sizeof a->scratch);
   if ((st = coop_comm_agree(c, local))) {
     st = fail(c, local, st);
   } else if (a->cli.help || a->cli.version) {
     if (c->rank == 0) coop_report_help(a->cli.help);
-  } else if (!(st = prepare(a, c)) && !a->cli.dry_run) {
+  } else if (!(st = prepare(a, c)) && !a->cli.dry_run && !a->batch) {
     a->t_setup = MPI_Wtime() - t0;
     local = a->type->solve(&a->sv, a->sdata);
     if (local && a->series_failed) { /* a snapshot failed on every rank: agreed, told once */

@@ -109,14 +109,13 @@ static int fetch_owned(const coop_report_input *in, const coop_solve *sv, double
  * distinct (host, PCI bus id) pairs, so ranks that each see their own GPU as
  * device 0 still count apart. Every rank takes part in the gather even when
  * its own query failed; the failure is returned afterwards. */
-static int gather_devices(const coop_comm *c, const coop_report_input *in, char *names, size_t len,
-                          int *gpus) {
+int coop_report_devices(const coop_comm *c, int device, char *names, size_t len, int *gpus) {
   enum { KEY = 384 };
   char key[KEY] = "", host[64] = "", name[128] = "", bus[32] = "";
   int rc = 0;
   gethostname(host, sizeof host - 1);
-  if (in->device >= 0 && !(rc = coop_cuda_device_name(in->device, name, sizeof name)))
-    rc = coop_cuda_device_busid(in->device, bus, sizeof bus);
+  if (device >= 0 && !(rc = coop_cuda_device_name(device, name, sizeof name)))
+    rc = coop_cuda_device_busid(device, bus, sizeof bus);
   snprintf(key, sizeof key, "%s|%s|%s", host, bus, name);
   char *all = c->rank == 0 ? calloc((size_t)c->size, KEY) : NULL;
   if (c->rank == 0 && !all) {
@@ -126,7 +125,7 @@ static int gather_devices(const coop_comm *c, const coop_report_input *in, char 
   COOP_MPI(MPI_Gather(key, KEY, MPI_CHAR, all, KEY, MPI_CHAR, 0, c->world));
   names[0] = '\0';
   *gpus = 0;
-  for (int r = 0; c->rank == 0 && in->device >= 0 && r < c->size; r++) {
+  for (int r = 0; c->rank == 0 && device >= 0 && r < c->size; r++) {
     const char *k = all + (size_t)r * KEY, *dev = strrchr(k, '|') + 1;
     int seen = 0;
     for (int q = 0; q < r; q++) seen |= strcmp(all + (size_t)q * KEY, k) == 0;
@@ -178,7 +177,7 @@ static int compute_figures(const coop_comm *c, const coop_report_input *in, cons
   const double its = (double)sv->ctl.iterations;
   fig->mpts = sv->t_solve > 0 ? (double)sv->global_n * its / sv->t_solve / 1e6 : 0.0;
   fig->gbs = sv->t_solve > 0 ? bytes * its / sv->t_solve / 1e9 : 0.0;
-  return gather_devices(c, in, fig->devices, sizeof fig->devices, &fig->gpus);
+  return coop_report_devices(c, in->device, fig->devices, sizeof fig->devices, &fig->gpus);
 }
 
 void coop_report_layout(const coop_comm *c, const coop_linsys *ls, coop_io_result *r) {

@@ -36,6 +36,9 @@ int coop_report_dry_run(const coop_comm *c, const coop_config *cfg, const coop_l
  * the layout fields of r (comm, ndim, shapes, offsets, ranks per axis,
  * spacing, origin); the rest is left as it was. */
 void coop_report_layout(const coop_comm *c, const coop_linsys *ls, coop_io_result *r);
+/* Device names of all ranks ("; "-joined, no repeats) into names[len] and the
+ * distinct GPUs in *gpus (0 on the host: device -1). Collective. */
+int coop_report_devices(const coop_comm *c, int device, char *names, size_t len, int *gpus);
 /* Errors against the exact solution, the HDF5 file, the summary. Collective. */
 int coop_report_write(const coop_comm *c, const coop_report_input *in, const coop_solve *sv);
 

@@ -533,8 +533,33 @@ static int check_rule(const coop_config *cfg, const coop_rule *r) {
       (long long)r->value, r->on, (long long)cfg->slot[on].val.i, coop_config_origin(cfg, r->on));
 }
 
+int coop_config_has_section(const coop_config *cfg, const char *section) {
+  const long s = section_index(cfg, section);
+  return s >= 0 && cfg->sec_line[s] != 0;
+}
+
+/* A [batch] input brings its own problems: a [grid] or [problem] section (or a
+ * --set of one of their keys) would be silently ignored, so it is refused. */
+static int batch_sections(const coop_config *cfg, const char *name) {
+  static const char *const other[] = {"grid", "problem"};
+  for (size_t o = 0; o < sizeof other / sizeof *other; o++) {
+    const long s = section_index(cfg, other[o]);
+    if (cfg->sec_line[s] > 0)
+      return coop_error_input("%s:%d: [%s] does not apply to a [batch] input (its problems come "
+                              "from batch.sizes or batch.matrices)", name, cfg->sec_line[s], other[o]);
+    for (size_t i = 0; cfg->sec_line[s] < 0 && i < cfg->nkeys; i++)
+      if (cfg->slot[i].src == SRC_SET && strcmp(cfg->keys[i].section, other[o]) == 0)
+        return coop_error_input("--set %s: [%s] does not apply to a [batch] input (its problems "
+                                "come from batch.sizes or batch.matrices)", cfg->slot[i].set_text,
+                                other[o]);
+  }
+  if (!coop_config_has_section(cfg, "solver")) return coop_error_input("%s: missing section [solver]", name);
+  return 0;
+}
+
 int coop_config_validate(const coop_config *cfg) {
   const char *name = cfg->name ? cfg->name : "input";
+  if (coop_config_has_section(cfg, "batch")) return batch_sections(cfg, name);
   /* a matrix problem has no grid */
   const int matrix = strcmp(coop_config_str(cfg, "problem.type"), "matrix") == 0;
   for (size_t r = 0; r < sizeof required_sections / sizeof *required_sections; r++) {
@@ -583,6 +608,24 @@ const char *coop_config_str(const coop_config *cfg, const char *name) {
   return get(cfg, name, COOP_KEY_STRING, __func__)->text;
 }
 
+const char *coop_config_text(const coop_config *cfg, const char *name) {
+  return cfg->slot[must_find(cfg, name, __func__)].text;
+}
+
+int coop_config_is_default(const coop_config *cfg, const char *name) {
+  const long i = must_find(cfg, name, __func__);
+  const coop_key_info *k = &cfg->keys[i];
+  const coop_value *v = &cfg->slot[i].val;
+  coop_value d;
+  if (check_value(k, k->def, &d)) return 0;
+  switch (k->type) {
+    case COOP_KEY_INT: return v->i == d.i;
+    case COOP_KEY_REAL: return v->r == d.r;
+    case COOP_KEY_BOOL: return v->b == d.b;
+    default: return strcmp(cfg->slot[i].text, k->def) == 0;
+  }
+}
+
 const char *coop_config_origin(const coop_config *cfg, const char *name) {
   const coop_slot *s = &cfg->slot[must_find(cfg, name, __func__)];
   return s->src == SRC_FILE ? s->origin : s->src == SRC_SET ? "--set" : "default";
@@ -597,6 +640,14 @@ static const coop_rule *unused_by(const coop_config *cfg, size_t i) {
   return NULL;
 }
 
+/* A section this kind of input does not take (a [batch] input has no [grid]
+ * or [problem], the others no [batch]): commented out in the resolved text,
+ * which must read back as the same kind of input. */
+static int other_kind(const coop_config *cfg, const char *sec) {
+  if (coop_config_has_section(cfg, "batch")) return !strcmp(sec, "grid") || !strcmp(sec, "problem");
+  return !strcmp(sec, "batch");
+}
+
 /* One line "key = value   # origin"; a key not used is written as a comment. */
 static void write_key(const coop_config *cfg, FILE *f, size_t i) {
   const coop_key_info *k = &cfg->keys[i];
@@ -605,7 +656,8 @@ static void write_key(const coop_config *cfg, FILE *f, size_t i) {
   char name[128];
   int w;
   snprintf(name, sizeof name, "%s.%s", k->section, k->key);
-  w = fprintf(f, "%s%s = ", r ? "# " : "", k->key);
+  const int off = other_kind(cfg, k->section);
+  w = fprintf(f, "%s%s = ", r || off ? "# " : "", k->key);
   switch (k->type) {
     case COOP_KEY_INT: w += fprintf(f, "%lld", (long long)s->val.i); break;
     case COOP_KEY_REAL: w += fprintf(f, "%.17g", s->val.r); break; /* round trips exactly */
@@ -615,6 +667,7 @@ static void write_key(const coop_config *cfg, FILE *f, size_t i) {
   }
   fprintf(f, "%*s# %s", w < 28 ? 28 - w : 1, "", coop_config_origin(cfg, name));
   if (r) fprintf(f, "; only used when %s = %lld", r->on, (long long)r->value);
+  if (off) fprintf(f, "; %s [batch] inputs", strcmp(k->section, "batch") ? "not used by" : "only used by");
   fputc('\n', f);
 }
 
@@ -626,7 +679,10 @@ char *coop_config_resolved(const coop_config *cfg) {
   if (!f) return NULL;
   fprintf(f, "# coopsolve resolved configuration: key = value   # origin\n");
   for (size_t s = 0; s < cfg->nsec; s++) {
-    fprintf(f, "\n[%s]\n", cfg->sec[s]);
+    if (other_kind(cfg, cfg->sec[s]))
+      fprintf(f, "\n# [%s]   (not used by this kind of input)\n", cfg->sec[s]);
+    else
+      fprintf(f, "\n[%s]\n", cfg->sec[s]);
     for (size_t i = 0; i < cfg->nkeys; i++)
       if (strcmp(cfg->keys[i].section, cfg->sec[s]) == 0) write_key(cfg, f, i);
   }

@@ -47,12 +47,20 @@ int coop_config_set(coop_config *cfg, const char *assignment);
 /* After parse and sets: required sections present, cross-key rules hold. */
 int coop_config_validate(const coop_config *cfg);
 
+/* 1 when the input has [section] (a header, or a --set of one of its keys). */
+int coop_config_has_section(const coop_config *cfg, const char *section);
+
 /* Typed getters by full name "section.key". An unknown name or a type mismatch
  * is a program fault (message on stderr, abort()). Strings are owned by cfg. */
 int64_t coop_config_int(const coop_config *cfg, const char *name);
 double coop_config_real(const coop_config *cfg, const char *name);
 int coop_config_bool(const coop_config *cfg, const char *name);
 const char *coop_config_str(const coop_config *cfg, const char *name);
+/* Any key's value as text (as given, quotes stripped). Owned by cfg. */
+const char *coop_config_text(const coop_config *cfg, const char *name);
+/* 1 when the key's value equals its default (the value, whatever its origin:
+ * a dry run's resolved configuration spells out every default). */
+int coop_config_is_default(const coop_config *cfg, const char *name);
 /* Where the value came from: "default", "FILE:LINE" or "--set". Owned by cfg. */
 const char *coop_config_origin(const coop_config *cfg, const char *name);
 

@@ -63,9 +63,18 @@ static const coop_key_info keys[] = {
 
     KEY_CHOICE("run", "backend", "auto", "auto|host|cuda",
                "auto: cuda where a GPU is found, else host"),
-    KEY_CHOICE("run", "sync", "auto", "auto|grid|launch|graph",
+    KEY_CHOICE("run", "sync", "auto", "auto|grid|launch|graph|row|cluster|block",
                "cuda mode: grid = persistent cooperative kernel, launch = one kernel per sweep, "
-               "graph = the per-sweep kernels replayed from a CUDA graph"),
+               "graph = the per-sweep kernels replayed from a CUDA graph; [batch] inputs: auto, "
+               "grid, launch, row (a row of blocks per problem, software barrier), cluster (a "
+               "thread-block cluster per problem) or block (one block per problem)"),
+    KEY_CHOICE("run", "schedule", "auto", "auto|clc|atomic|static",
+               "[batch] inputs on cuda: how problems reach the groups of blocks: clc (cluster "
+               "launch control, cc >= 10.0), atomic (persistent groups, atomic counter), static "
+               "(problem i to group i mod groups)"),
+    KEY_INT("run", "group_blocks", "0", 0, 1024,
+            "[batch] inputs on cuda: blocks per group for run.sync = row or cluster; 0: chosen "
+            "from the problem sizes"),
     KEY_CHOICE("run", "halo", "auto", "auto|mpi|ipc",
                "grid halos between GPUs: mpi (staged through host memory unless MPI is "
                "CUDA-aware), ipc (GPU to GPU through CUDA IPC, ranks of one node); "
@@ -95,6 +104,26 @@ static const coop_key_info keys[] = {
             "iterations between checkpoints (Jacobi: rounded up to residual checks); 0: none"),
     KEY_REAL("output", "checkpoint_minutes", "0", 0, 1e9, 0, 0,
              "wall minutes between checkpoints; 0: none"),
+
+    /* a [batch] section makes the input a batch run: many small independent
+     * systems, no [grid] or [problem] (problem/batch.h) */
+    KEY_INT("batch", "count", "1", 1, 2147483647.0,
+            "number of generated problems B (not with batch.matrices)"),
+    KEY_INT("batch", "dim", "2", 2, 3,
+            "generated problems: -lap(u) + s u = f on the unit square (2) or cube (3)"),
+    KEY_STRING("batch", "sizes", "uniform:32",
+               "interior points per side of each generated problem: uniform:N, uniform:LO:HI or "
+               "loguniform:LO:HI (integers, 2..4096 in 2D, 2..256 in 3D)"),
+    KEY_STRING("batch", "shift", "uniform:0",
+               "shift s of each generated problem (reals >= 0): uniform:S, uniform:LO:HI or "
+               "loguniform:LO:HI (LO > 0); a larger s converges faster"),
+    KEY_CHOICE("batch", "rhs", "ones", "ones|random",
+               "generated problems' f: ones, or random in [-1, 1) from (batch.seed, problem, row)"),
+    KEY_INT("batch", "seed", "1", 0, 9007199254740991.0,
+            "seed of the generators: problem i depends only on (seed, i), not on the ranks"),
+    KEY_STRING("batch", "matrices", "none",
+               "instead of generated problems: comma-separated Matrix Market files, each A.mtx "
+               "or A.mtx:b.mtx (b a vector file; without one b = A*1, so x = 1 is exact)"),
 };
 
 const coop_key_info *coop_config_keys(size_t *n) {

@@ -130,6 +130,8 @@ static int check_name(const char *what, const char *name) {
 }
 
 static int check_grid(const coop_io_result *r, int64_t *count) {
+  *count = 0;
+  if (r->batch && r->ndim == 0) return 0; /* no grid: /batch holds everything */
   /* 1: a distributed vector (matrix problems), rows in blocks over the ranks */
   if (r->ndim < 1 || r->ndim > 3)
     return COOP_ERROR(COOP_ERR_RUNTIME, "grid has %d dimensions, expected 1, 2 or 3", r->ndim);
@@ -191,14 +193,14 @@ static uint64_t fnv(uint64_t h, const char *s) {
   return (h ^ 0xffu) * 1099511628211u; /* separator, so "ab","c" differs from "a","bc" */
 }
 
-enum { V_NDIM, V_SHAPE, V_PROCS = V_SHAPE + 3, V_FIELDS = V_PROCS + 3, V_PHASES, V_NV };
+enum { V_NDIM, V_SHAPE, V_PROCS = V_SHAPE + 3, V_FIELDS = V_PROCS + 3, V_PHASES, V_BATCH, V_NV };
 
 /* Collective: what HDF5 requires to be identical on all ranks is identical, and the
  * blocks add up to the grid. Every rank reaches the same verdict. */
 static int check_same(const coop_io_result *r, int size) {
   static const char *const what[V_NV] = {"the dimension", "the grid shape", "", "",
                                          "the decomposition", "", "", "the fields",
-                                         "the timing phases"};
+                                         "the timing phases", "the batch"};
   int64_t v[2 * V_NV] = {0}, count = 1, total = 0, global = 1, procs = 1;
   uint64_t fh = 14695981039346656037u, ph = fh;
   v[V_NDIM] = r->ndim;
@@ -215,6 +217,9 @@ static int check_same(const coop_io_result *r, int size) {
   for (int i = 0; i < r->nphases; i++) ph = fnv(ph, r->phase_names[i]);
   v[V_FIELDS] = (int64_t)(fh >> 2) ^ r->nfields; /* 62 bits, so negation below cannot overflow */
   v[V_PHASES] = (int64_t)(ph >> 2) ^ r->nphases;
+  if (r->batch) /* counts below 2^63, the flag one bit: mixed so each change shows */
+    v[V_BATCH] = (int64_t)((((uint64_t)r->batch->count * 1099511628211u) ^ (uint64_t)r->batch->rows) >> 3) * 4 +
+                 (r->batch->with_solution != 0) + 2 * (r->batch->shift != NULL);
   for (int i = 0; i < V_NV; i++) v[V_NV + i] = -v[i];
   COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 2 * V_NV, MPI_INT64_T, MPI_MAX, r->comm));
   COOP_MPI(MPI_Allreduce(&count, &total, 1, MPI_INT64_T, MPI_SUM, r->comm));
@@ -224,6 +229,7 @@ static int check_same(const coop_io_result *r, int size) {
       while (!what[k][0]) k--;
       return COOP_ERROR(COOP_ERR_RUNTIME, "ranks disagree on %s", what[k]);
     }
+  if (r->batch) return 0; /* no blocks: rank 0 writes /batch */
   if (procs != size)
     return COOP_ERROR(COOP_ERR_RUNTIME, "decomposition has %lld ranks, the communicator %d",
                       (long long)procs, size);
@@ -663,10 +669,90 @@ done:
   return st;
 }
 
+/* ---- /batch ---------------------------------------------------------------- */
+
+static const char batch_desc[] =
+    "a batch run: B independent problems A_i x_i = b_i, each solved alone with its own stop test "
+    "(solver.* keys); index i of every per-problem dataset is problem i of the batch; solution "
+    "holds x_0, x_1, ... back to back, x_i = solution[offsets[i]:offsets[i+1]]; attributes: method, "
+    "pc, seed, source (generated or matrices), the requested sync, schedule and group_blocks, and "
+    "what ran on rank 0 (sync_used, schedule_used, group_blocks_used; busy_max and busy_mean = "
+    "seconds of its busiest group and the mean over its groups, 0 where not measured), groups = "
+    "groups of blocks over all ranks, barriers = group barriers passed over all ranks";
+
+typedef struct {
+  const char *name;
+  hid_t ftype, mtype;
+  const void *data;
+  hsize_t n;
+  const char *units, *desc;
+} batch_set;
+
+/* Non-writers pass a buffer too: HDF5 1.8 refuses a NULL one even for an empty selection. */
+static int batch_dataset(hid_t g, const batch_set *d, const io_xfer *x) {
+  static const double dummy[1] = {0.0};
+  return small_dataset(g, d->name, d->ftype, d->mtype, x->writer ? d->data : (const void *)dummy, d->n,
+                       x, d->units, d->desc);
+}
+
+static int batch_attrs(hid_t g, const coop_io_batch *b) {
+  const char *names[] = {"method", "pc", "sync", "schedule", "sync_used", "schedule_used", "source"};
+  const char *vals[] = {b->method, b->pc, b->sync, b->schedule, b->sync_used, b->schedule_used, b->source};
+  const char *inames[] = {"group_blocks", "group_blocks_used", "groups", "barriers", "seed", "count", "rows"};
+  const int64_t ivals[] = {b->group_blocks, b->group_blocks_used, b->groups, b->barriers, b->seed,
+                           b->count, b->rows};
+  for (int i = 0; i < 7; i++) COOP_CHECK(attr_str(g, names[i], or_empty(vals[i])));
+  for (int i = 0; i < 7; i++)
+    COOP_CHECK(attr_num(g, inames[i], H5T_STD_I64LE, H5T_NATIVE_INT64, &ivals[i], 0));
+  COOP_CHECK(attr_f64(g, "busy_max", b->busy_max));
+  COOP_CHECK(attr_f64(g, "busy_mean", b->busy_mean));
+  return attr_str(g, "description", batch_desc);
+}
+
+static int write_batch(hid_t fid, const coop_io_batch *b, const io_xfer *x) {
+  int st = 0;
+  hid_t g = -1, d = -1;
+  const hsize_t n = (hsize_t)b->count;
+  const hid_t I64 = H5T_STD_I64LE, I32 = H5T_STD_I32LE, F64 = H5T_IEEE_F64LE;
+  const batch_set sets[] = {
+      {"iterations", I64, H5T_NATIVE_INT64, b->iterations, n, NULL, "iterations each problem took"},
+      {"residual", F64, H5T_NATIVE_DOUBLE, b->residual, n, NULL,
+       "final residual 2-norm of each problem (Jacobi: ||b - A x|| of the returned x; CG: the recurrence residual)"},
+      {"r0", F64, H5T_NATIVE_DOUBLE, b->r0, n, NULL, "initial residual 2-norm ||b - A x0|| of each problem"},
+      {"reason", I32, H5T_NATIVE_INT32, b->reason, n, NULL,
+       "why each problem stopped: a reason code, named by the attribute codes"},
+      {"seconds", F64, H5T_NATIVE_DOUBLE, b->seconds, n, "s", "time of each problem's solve alone"},
+      {"rows", I64, H5T_NATIVE_INT64, b->nrows, n, NULL, "unknowns (rows) of each problem"},
+      {"rank", I32, H5T_NATIVE_INT32, b->rank, n, NULL, "the MPI rank that solved each problem"},
+      {"offsets", I64, H5T_NATIVE_INT64, b->offsets, n + 1, NULL,
+       "problem i's solution is solution[offsets[i]:offsets[i+1]]; offsets[B] = rows of all problems"},
+      {"solution", F64, H5T_NATIVE_DOUBLE, b->solution, (hsize_t)b->rows, NULL,
+       "the computed solutions x_i, problem after problem, each in its own row order"}};
+  const batch_set gen[] = {
+      {"shift", F64, H5T_NATIVE_DOUBLE, b->shift, n, NULL, "shift s of each generated problem -lap(u) + s u = f"},
+      {"side", I64, H5T_NATIVE_INT64, b->side, n, NULL,
+       "interior points per side of each generated problem (rows = side^dim)"}};
+  COOP_TRY(group_create(fid, "batch", &g));
+  for (size_t i = 0; i < sizeof sets / sizeof *sets - !b->with_solution; i++) COOP_TRY(batch_dataset(g, &sets[i], x));
+  for (size_t i = 0; b->shift && i < sizeof gen / sizeof *gen; i++) COOP_TRY(batch_dataset(g, &gen[i], x));
+  COOP_H5_ID(d, H5Dopen2(g, "reason", H5P_DEFAULT));
+  COOP_TRY(attr_str(d, "codes", or_empty(b->reason_codes)));
+  COOP_TRY(batch_attrs(g, b));
+done:
+  COOP_H5_CLOSE(d, H5Dclose);
+  COOP_H5_CLOSE(g, H5Gclose);
+  return st;
+}
+
 static int write_meta(hid_t fid, const coop_io_result *r, const io_meta *m, const io_xfer *x) {
   COOP_CHECK(write_root(fid, m, r->series != NULL));
   COOP_CHECK(write_input(fid, m));
-  COOP_CHECK(write_grid(fid, r, m, x));
+  if (r->batch) {
+    COOP_CHECK(attr_str(fid, "batch", "/batch holds the problems of a batch run (no /grid, no /fields)"));
+    COOP_CHECK(write_batch(fid, r->batch, x));
+  } else {
+    COOP_CHECK(write_grid(fid, r, m, x));
+  }
   COOP_CHECK(write_solver(fid, m));
   COOP_CHECK(write_series(fid, m, x));
   return 0;
@@ -758,6 +844,7 @@ static int create_fields(hid_t fid, const coop_io_result *r) {
   int st = 0;
   hid_t g = -1, space = -1;
   hsize_t dims[3];
+  if (r->batch) return 0; /* its solutions are in /batch */
   for (int d = 0; d < r->ndim; d++) dims[d] = (hsize_t)r->global_shape[d];
   COOP_TRY(group_create(fid, "fields", &g));
   COOP_H5_ID(space, H5Screate_simple(r->ndim, dims, NULL));
@@ -806,6 +893,7 @@ done:
 static int write_blocks(hid_t fid, const coop_io_result *r, hid_t dxpl) {
   int st = 0;
   hid_t g = -1;
+  if (r->batch) return 0;
   COOP_H5_ID(g, H5Gopen2(fid, "fields", H5P_DEFAULT));
   for (int i = 0; i < r->nfields; i++) COOP_TRY(write_block(g, r, &r->fields[i], dxpl));
 done:
@@ -1312,6 +1400,8 @@ static uint64_t data_bytes(const coop_io_result *r) {
   uint64_t points = 1, total = 0;
   for (int d = 0; d < r->ndim && d < 3; d++) points *= (uint64_t)(r->global_shape[d] > 0 ? r->global_shape[d] : 0);
   for (int i = 0; i < r->nfields; i++) total += points * (r->fields[i].is_float ? 4 : 8);
+  if (r->batch) /* seven numbers per problem, the offsets, the solutions */
+    total += 60 * (uint64_t)r->batch->count + (r->batch->with_solution ? 8 * (uint64_t)r->batch->rows : 0);
   return total;
 }
 
@@ -1373,7 +1463,7 @@ int coop_io_write(const char *path, const coop_io_result *r, int xdmf) {
   const io_ctx io = {r->comm, m.rank, m.size, names, path};
   st = check_local(r, m.rank);
   if (!st && sr) st = check_series(sr, path);
-  if (!st && m.rank == 0 && r->ndim >= 1 && r->ndim <= 3)
+  if (!st && m.rank == 0 && ((r->ndim >= 1 && r->ndim <= 3) || r->batch))
     st = coop_output_space(path, data_bytes(r) + (sr ? meta_bytes(r, m.size) : 0));
   st = agree(r->comm, st, path);
   if (!st) st = agree(r->comm, check_same(r, m.size), path); /* the same verdict everywhere: told once */

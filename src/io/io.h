@@ -12,6 +12,9 @@
  *   /history     datasets iteration (int64), residual (float64); attrs say
  *                which norm (kind "true" or "recurrence")
  *   /timing      one float64 dataset per phase, one value per rank
+ *   /batch       a batch run, in place of /grid and /fields: per problem
+ *                iterations, residual, r0, reason, seconds, rows, rank; the
+ *                solutions back to back (solution) and their offsets
  *   /series      time series (heat with output.every): u (T, [nz,] ny, nx),
  *                the interior points as /fields/u, chunked one snapshot per
  *                chunk; step (int64, T) and time (float64, T); written during
@@ -43,8 +46,27 @@ typedef struct {
                               the dataset's "description" (NULL: a generic one) */
 } coop_io_field;
 
+/* A batch run's results (src/driver/batch_run.c), written as /batch in place
+ * of /grid and /fields: counts, flags and attributes the same on all ranks;
+ * the arrays are read on rank 0 only, in problem order. */
+typedef struct {
+  int64_t count, rows; /* problems B; rows of all problems together */
+  const int64_t *iterations, *nrows, *offsets; /* B, B, B + 1 (offsets[B] = rows) */
+  const double *residual, *r0, *seconds;       /* B */
+  const int32_t *reason, *rank;                /* B: coop_reason, the rank that solved it */
+  const double *solution; /* rows values, problem after problem */
+  int with_solution;      /* 0: no /batch/solution (output.fields = false) */
+  const double *shift;    /* B: generated problems' shifts; NULL (on every rank): none */
+  const int64_t *side;    /* B: generated problems' points per side, with shift */
+  const char *method, *pc, *sync, *schedule, *sync_used, *schedule_used, *source;
+  const char *reason_codes; /* "0 none, 1 converged_rtol, ..." */
+  int64_t group_blocks, group_blocks_used, groups, barriers, seed;
+  double busy_max, busy_mean; /* rank 0's groups: the busiest one's and the mean seconds */
+} coop_io_batch;
+
 typedef struct {
   MPI_Comm comm; /* all ranks of the run; coop_io_write is collective over it */
+  const coop_io_batch *batch; /* a batch run (ndim 0, no fields), or NULL */
 
   /* grid, dataset order (z,y,x in 3D; y,x in 2D) */
   int ndim;

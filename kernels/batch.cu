@@ -1,0 +1,1320 @@
+/* Batched solves on the GPU (kernels/batch.h): many independent problems, each
+ * solved whole by one group of threads with its own stop test, the groups
+ * taking problems from a scheduler (kernels/sched.cuh). The groups, one per
+ * rung of the synchronisation ladder (kernels/barrier.cuh):
+ *
+ *   block    one block; its barrier is __syncthreads(). Any number of groups
+ *            (no barrier spans blocks).
+ *   cluster  a thread-block cluster of 2..8 blocks along x; cluster.sync(),
+ *            partial sums read through distributed shared memory. The
+ *            hardware starts a cluster's blocks together, so no residency
+ *            rule is needed; persistent grids are capped at the clusters
+ *            that fit at once (cudaOccupancyMaxActiveClusters).
+ *   row      blockIdx.y is the group, its blockIdx.x the block's rank; the
+ *            software barrier of barrier.cuh in an ordinary launch. All
+ *            blocks must be resident: groups x blocks <= occupancy x SMs is
+ *            checked before the launch, and fewer groups loop over the
+ *            problems rather than risk a wait for a block that cannot start.
+ *   grid     the row geometry, every barrier grid.sync() in a cooperative
+ *            launch (the runtime refuses a grid that cannot be resident):
+ *            all groups step together, and a group out of problems keeps
+ *            arriving until every group is: the baseline in which every
+ *            problem waits for the slowest.
+ *   launch   one kernel per step over every problem's row chunks and one per
+ *            reduction; the host reads a device count of active problems
+ *            every kLaunchCheck steps: the classic baseline.
+ *
+ * The arithmetic is the host reference's (kernels/batch_host.c): rows in
+ * stored order, each product and sum rounded on its own (__dmul_rn and
+ * __dadd_rn: no fused multiply-add, which the host's C does not use), the same
+ * divisions by the diagonal. Only the dot products' order differs (per-thread
+ * sums, a shuffle tree per block, then the group's blocks in rank order: a
+ * fixed order for a fixed configuration, so reruns repeat every bit), so a
+ * Jacobi run matches the host to the bit for as long as the stop tests agree.
+ *
+ * Reductions take one barrier each: every block writes its partials to one of
+ * two rotating slots, passes the barrier and sums all the group's partials
+ * in rank order, so every block of a group takes its stop decision from the
+ * same value after the same barrier and the blocks leave together. A slot is
+ * rewritten two barriers later, when every block has finished reading it. */
+#include <cooperative_groups.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/barrier.cuh"
+#include "kernels/batch.h"
+#include "kernels/cuda_check.cuh"
+#include "kernels/sched.cuh"
+#include "solvers/stop.h"
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kK = 2;             /* values per group reduction (CG: (r,z) and (r,r)) */
+constexpr int kMaxCluster = 8;    /* portable cluster size */
+constexpr int kRowsPerBlock = 2048; /* auto: rows one block takes (8 per thread) */
+constexpr int kLaunchCheck = 8;   /* launch mode: steps between reads of the active count */
+/* a software barrier waits this long for its group before the kernel gives
+ * up: far beyond any phase of one problem (microseconds), short enough that a
+ * non-resident group is reported, not waited on */
+constexpr unsigned long long kBarrierTimeoutNs = 5000000000ull;
+
+/* One rank's batch in device memory, with the controls and the results. */
+struct Batch {
+  long long count;
+  const int64_t *row_off, *rowptr;
+  const int32_t *colind;
+  const double *val, *b;
+  double *x, *xs, *r, *z, *p0, *p1, *q, *d; /* x; Jacobi's next x; CG's vectors; diagonal */
+  int method, pc;
+  double rtol, atol, dtol;
+  long long max_iter;
+  int64_t *res_it;
+  double *res_r0, *res_rn, *res_sec;
+  int *res_reason;
+};
+
+/* Device control block: zeroed before each launch. */
+struct Ctl {
+  unsigned long long next;       /* atomic scheduler */
+  unsigned long long barriers;   /* sum over groups */
+  unsigned long long final_tick; /* grid: the grid.sync() after which all leave */
+  unsigned done_groups;          /* grid: groups out of problems */
+  int active;                    /* launch: problems still iterating */
+  coop_bar::Fault fault;
+};
+
+/* What the persistent kernels share besides the batch. */
+struct Common {
+  Ctl *ctl;
+  double *busy;   /* per group: seconds in problems */
+  double *part;   /* row, grid: groups x 2 slots x blocks x kK partial sums */
+  unsigned *ctr;  /* row: barrier counter per group, zeroed once */
+  unsigned long long timeout_ns;
+};
+
+struct Shared {
+  double warp[kWarps][kK];
+  double tot[kK];
+  double part[2][kK]; /* cluster: this block's partials, read by the others */
+  long long bc[2];
+  int ok;
+  coop_sched::ClcShared clc;
+};
+
+/* ---------------- arithmetic of a row, as the host does it ---------------- */
+
+/* sum_j a_ij y_j over global row i in stored order, y the problem's vector. */
+__device__ __forceinline__ double row_apply(const Batch &B, long long i, const double *y) {
+  double s = 0.0;
+  const long long e = __ldg(B.rowptr + i + 1);
+  for (long long j = __ldg(B.rowptr + i); j < e; j++)
+    s = __dadd_rn(s, __dmul_rn(__ldg(B.val + j), y[__ldg(B.colind + j)]));
+  return s;
+}
+
+/* The diagonal entry of local row li (the sum of entries in its column, as the host). */
+__device__ __forceinline__ double row_diag(const Batch &B, long long i, int li) {
+  double s = 0.0;
+  const long long e = __ldg(B.rowptr + i + 1);
+  for (long long j = __ldg(B.rowptr + i); j < e; j++)
+    if (__ldg(B.colind + j) == li) s = __dadd_rn(s, __ldg(B.val + j));
+  return s;
+}
+
+/* CG's new direction at row j: z_j + beta p_j (z_j on the first step). The
+ * owner stores it and the neighbours recompute it, to the same bits. */
+__device__ __forceinline__ double direction(const double *z, const double *p, double beta, bool first,
+                                            int j) {
+  return first ? z[j] : __dadd_rn(z[j], __dmul_rn(beta, p[j]));
+}
+
+/* ---------------- reductions ---------------- */
+
+/* Sums of v over the block in a fixed tree; the totals in thread 0's v. */
+template <int K>
+__device__ void block_reduce(Shared &sh, double (&v)[K]) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    for (int o = 16; o > 0; o >>= 1) v[k] += __shfl_down_sync(0xffffffffu, v[k], o);
+    if (lane == 0) sh.warp[w][k] = v[k];
+  }
+  __syncthreads();
+  if (w == 0) {
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+      double t = lane < kWarps ? sh.warp[lane][k] : 0.0;
+      for (int o = kWarps / 2; o > 0; o >>= 1) t += __shfl_down_sync(0xffffffffu, t, o);
+      v[k] = t;
+    }
+  }
+}
+
+/* Warp 0: lane l sums part(r, k) over ranks r = l, l + 32, ..., then a fixed
+ * tree; the group totals go to sh.tot, and from there to every thread. */
+template <int K, class F>
+__device__ void combine(Shared &sh, int size, double (&v)[K], F part) {
+  const int lane = threadIdx.x & 31;
+  if (threadIdx.x < 32) {
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+      double t = 0.0;
+      for (int r = lane; r < size; r += 32) t += part(r, k);
+      for (int o = 16; o > 0; o >>= 1) t += __shfl_down_sync(0xffffffffu, t, o);
+      if (lane == 0) sh.tot[k] = t;
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < K; k++) v[k] = sh.tot[k];
+}
+
+/* ---------------- groups ---------------- */
+
+/* One block. */
+struct BlockG {
+  Shared &sh;
+  int slot = 0;
+  long long barriers = 0;
+  __device__ explicit BlockG(Shared &s) : sh(s) {}
+  __device__ int size() const { return 1; }
+  __device__ int rank() const { return 0; }
+  __device__ long long index() const { return blockIdx.x; }
+  __device__ long long groups() const { return gridDim.x; }
+  __device__ bool leader() const { return threadIdx.x == 0; }
+  __device__ void start() { __syncthreads(); }
+  __device__ void finish() {}
+  template <int K> __device__ bool sum(double (&v)[K]) {
+    block_reduce(sh, v);
+    if (threadIdx.x == 0)
+      for (int k = 0; k < K; k++) sh.tot[k] = v[k];
+    __syncthreads();
+    for (int k = 0; k < K; k++) v[k] = sh.tot[k];
+    barriers++;
+    return true;
+  }
+  __device__ bool bcast(long long &v) {
+    if (leader()) sh.bc[slot] = v;
+    __syncthreads();
+    v = sh.bc[slot];
+    slot ^= 1;
+    barriers++;
+    return true;
+  }
+};
+
+/* The cluster's handles (sm_90 and later; a build for older GPUs keeps the
+ * kernels, which the launcher never starts there). */
+#ifdef _CG_HAS_CLUSTER_GROUP
+__device__ __forceinline__ int cl_rank() { return (int)cg::this_cluster().block_rank(); }
+__device__ __forceinline__ int cl_size() { return (int)cg::this_cluster().num_blocks(); }
+__device__ __forceinline__ void cl_sync() { cg::this_cluster().sync(); }
+template <class T> __device__ __forceinline__ T *cl_map(T *p, int r) {
+  return cg::this_cluster().map_shared_rank(p, (unsigned)r);
+}
+#else
+__device__ __forceinline__ int cl_rank() { __trap(); return 0; }
+__device__ __forceinline__ int cl_size() { __trap(); return 1; }
+__device__ __forceinline__ void cl_sync() { __trap(); }
+template <class T> __device__ __forceinline__ T *cl_map(T *p, int) { __trap(); return p; }
+#endif
+
+/* A cluster along x: hardware barrier, partials through DSMEM. */
+struct ClusterG {
+  Shared &sh;
+  int slot = 0;
+  long long barriers = 0;
+  __device__ explicit ClusterG(Shared &s) : sh(s) {}
+  __device__ int size() const { return cl_size(); }
+  __device__ int rank() const { return cl_rank(); }
+  __device__ long long index() const { return blockIdx.x / cl_size(); }
+  __device__ long long groups() const { return gridDim.x / cl_size(); }
+  __device__ bool leader() const { return cl_rank() == 0 && threadIdx.x == 0; }
+  __device__ void start() { cl_sync(); } /* all blocks running before any DSMEM access */
+  __device__ void finish() { cl_sync(); } /* none leaves while another reads its memory */
+  template <int K> __device__ bool sum(double (&v)[K]) {
+    block_reduce(sh, v);
+    if (threadIdx.x == 0)
+      for (int k = 0; k < K; k++) sh.part[slot][k] = v[k];
+    cl_sync();
+    double *mine = &sh.part[slot][0];
+    combine(sh, size(), v, [&](int r, int k) { return cl_map(mine, r)[k]; });
+    slot ^= 1;
+    barriers++;
+    return true;
+  }
+  __device__ bool bcast(long long &v) {
+    if (leader()) sh.bc[slot] = v;
+    cl_sync();
+    v = *cl_map(&sh.bc[slot], 0);
+    slot ^= 1;
+    barriers++;
+    return true;
+  }
+};
+
+/* A row of blocks (blockIdx.y): the software barrier, or with GRID the
+ * cooperative grid.sync(). Partials in global memory (read through L2). */
+template <bool GRID>
+struct RowG {
+  Shared &sh;
+  const Common &C;
+  int slot = 0;
+  long long barriers = 0;
+  __device__ RowG(Shared &s, const Common &c) : sh(s), C(c) {}
+  __device__ int size() const { return gridDim.x; }
+  __device__ int rank() const { return blockIdx.x; }
+  __device__ long long index() const { return blockIdx.y; }
+  __device__ long long groups() const { return gridDim.y; }
+  __device__ bool leader() const { return blockIdx.x == 0 && threadIdx.x == 0; }
+  __device__ void start() {}
+  __device__ double *slot_base() const {
+    return C.part + ((size_t)blockIdx.y * 2 + slot) * (size_t)gridDim.x * kK;
+  }
+  __device__ bool barrier() {
+    barriers++;
+    if (GRID) {
+      coop_bar::grid_sync();
+      return true;
+    }
+    return coop_bar::group_sync(C.ctr + blockIdx.y, gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x,
+                                &C.ctl->fault, C.timeout_ns, &sh.ok);
+  }
+  template <int K> __device__ bool sum(double (&v)[K]) {
+    block_reduce(sh, v);
+    double *base = slot_base();
+    if (threadIdx.x == 0)
+      for (int k = 0; k < K; k++) base[(size_t)blockIdx.x * kK + k] = v[k];
+    if (!barrier()) return false;
+    combine(sh, size(), v, [&](int r, int k) { return __ldcg(base + (size_t)r * kK + k); });
+    slot ^= 1;
+    return true;
+  }
+  __device__ bool bcast(long long &v) {
+    double *base = slot_base();
+    if (leader()) base[0] = __longlong_as_double(v);
+    if (!barrier()) return false;
+    v = __double_as_longlong(__ldcg(base));
+    slot ^= 1;
+    return true;
+  }
+  /* grid: a group out of problems keeps meeting the others' grid.sync()
+   * until all are out. The last group to run out names the barrier after
+   * which everyone leaves (the next one); a block reading the name early
+   * still sees a later barrier, so all leave after the same one. */
+  __device__ void finish() {
+    if (!GRID) return;
+    Ctl *ctl = C.ctl;
+    if (leader() && atomicAdd(&ctl->done_groups, 1u) + 1u == gridDim.y)
+      atomicExch(&ctl->final_tick, (unsigned long long)barriers + 1ull);
+    for (;;) {
+      coop_bar::grid_sync();
+      barriers++;
+      const unsigned long long ft = *(volatile unsigned long long *)&ctl->final_tick;
+      if (ft != 0 && ft <= (unsigned long long)barriers) break;
+    }
+  }
+};
+
+/* ---------------- one problem ---------------- */
+
+struct Rows {
+  long long lo; /* global first row */
+  int n;        /* rows */
+  int t0, ts;   /* this thread's first local row and the stride */
+};
+
+template <class G>
+__device__ Rows rows_of(const Batch &B, long long p, const G &g) {
+  Rows R;
+  R.lo = B.row_off[p];
+  R.n = (int)(B.row_off[p + 1] - R.lo);
+  R.t0 = g.rank() * kThreads + threadIdx.x;
+  R.ts = g.size() * kThreads;
+  return R;
+}
+
+template <class G>
+__device__ void record(const G &g, const Batch &B, long long p, long long it, double r0, double rn,
+                       int reason, unsigned long long t0) {
+  if (!g.leader()) return;
+  B.res_it[p] = it;
+  B.res_r0[p] = r0;
+  B.res_rn[p] = rn;
+  B.res_reason[p] = reason;
+  B.res_sec[p] = 1e-9 * (double)(coop_bar::globaltimer() - t0);
+}
+
+/* Jacobi: each sweep computes r = b - A x, ||r||^2 and the next iterate
+ * x + r / diag (into the other buffer) in one pass and one barrier; the stop
+ * test on ||r|| keeps x as it is, so the last sweep's update is dropped. */
+template <class G>
+__device__ bool jacobi(G &g, const Batch &B, long long p, unsigned long long t0) {
+  const Rows R = rows_of(B, p, g);
+  const double *b = B.b + R.lo, *d = B.d + R.lo;
+  double *xa = B.x + R.lo, *xb = B.xs + R.lo;
+  for (int i = R.t0; i < R.n; i += R.ts) B.d[R.lo + i] = row_diag(B, R.lo + i, i);
+  double r0 = 0.0;
+  for (long long it = 0;; it++) {
+    double v[1] = {0.0};
+    for (int i = R.t0; i < R.n; i += R.ts) {
+      const double r = __dsub_rn(__ldg(b + i), row_apply(B, R.lo + i, xa));
+      v[0] += r * r;
+      xb[i] = __dadd_rn(xa[i], __ddiv_rn(r, d[i]));
+    }
+    if (!g.sum(v)) return false;
+    const double rn = sqrt(v[0]);
+    if (it == 0) r0 = rn;
+    const int reason = coop_stop_test(rn, r0, it, B.max_iter, B.rtol, B.atol, B.dtol);
+    if (reason) {
+      if (xa != B.x + R.lo) /* the answer is in the spare buffer: own rows back */
+        for (int i = R.t0; i < R.n; i += R.ts) B.x[R.lo + i] = xa[i];
+      record(g, B, p, it, r0, rn, reason, t0);
+      return true;
+    }
+    double *t = xa;
+    xa = xb;
+    xb = t;
+  }
+}
+
+/* CG's vectors of one problem (p and pn: this step's direction and the next). */
+struct CgVec {
+  const double *b, *d;
+  double *x, *r, *z, *q, *p, *pn;
+};
+
+__device__ CgVec cg_vectors(const Batch &B, long long lo) {
+  CgVec V = {B.b + lo, B.d + lo, B.x + lo, B.r + lo, (B.pc ? B.z : B.r) + lo, B.q + lo, B.p0 + lo,
+             B.p1 + lo};
+  return V;
+}
+
+/* r = b - A x, z = M^-1 r; partials (r, z) and (r, r). */
+__device__ void cg_start(const Batch &B, const Rows &R, const CgVec &V, double (&v)[2]) {
+  for (int i = R.t0; i < R.n; i += R.ts) {
+    if (B.pc) B.d[R.lo + i] = row_diag(B, R.lo + i, i);
+    const double r = __dsub_rn(__ldg(V.b + i), row_apply(B, R.lo + i, V.x));
+    V.r[i] = r;
+    const double z = B.pc ? __ddiv_rn(r, V.d[i]) : r;
+    if (B.pc) V.z[i] = z;
+    v[0] += r * z;
+    v[1] += r * r;
+  }
+}
+
+/* pn = z + beta p, q = A pn; partial (pn, q). The neighbours' pn entries are
+ * recomputed from z and p, so pn needs no barrier of its own. */
+__device__ double cg_direction(const Batch &B, const Rows &R, const CgVec &V, double beta, bool first) {
+  double pq = 0.0;
+  for (int i = R.t0; i < R.n; i += R.ts) {
+    const long long gi = R.lo + i, e = __ldg(B.rowptr + gi + 1);
+    double s = 0.0;
+    for (long long j = __ldg(B.rowptr + gi); j < e; j++)
+      s = __dadd_rn(s, __dmul_rn(__ldg(B.val + j), direction(V.z, V.p, beta, first, __ldg(B.colind + j))));
+    const double pi = direction(V.z, V.p, beta, first, i);
+    V.pn[i] = pi;
+    V.q[i] = s;
+    pq += pi * s;
+  }
+  return pq;
+}
+
+/* x += alpha pn, r -= alpha q, z = M^-1 r; partials (r, z) and (r, r). */
+__device__ void cg_update(const Batch &B, const Rows &R, const CgVec &V, double alpha, double (&v)[2]) {
+  for (int i = R.t0; i < R.n; i += R.ts) {
+    V.x[i] = __dadd_rn(V.x[i], __dmul_rn(alpha, V.pn[i]));
+    const double r = __dsub_rn(V.r[i], __dmul_rn(alpha, V.q[i]));
+    V.r[i] = r;
+    const double z = B.pc ? __ddiv_rn(r, V.d[i]) : r;
+    if (B.pc) V.z[i] = z;
+    v[0] += r * z;
+    v[1] += r * r;
+  }
+}
+
+/* The checks before a step, in the host's order. */
+__device__ int cg_check(const Batch &B, double rn, double r0, long long it, double rz) {
+  const int reason = coop_stop_test(rn, r0, it, B.max_iter, B.rtol, B.atol, B.dtol);
+  if (reason) return reason;
+  return B.pc && rz <= 0.0 ? COOP_DIVERGED_INDEFINITE_PC : COOP_REASON_NONE;
+}
+
+__device__ int cg_curvature(double pq) {
+  if (isnan(pq)) return COOP_DIVERGED_NAN;
+  return pq <= 0.0 ? COOP_DIVERGED_INDEFINITE_MAT : COOP_REASON_NONE;
+}
+
+/* Textbook PCG, two barriers a step: after (p, Ap) and after (r, z), (r, r).
+ * The stop test runs on the recurrence ||r|| before each step. */
+template <class G>
+__device__ bool cg_solve(G &g, const Batch &B, long long p, unsigned long long t0) {
+  const Rows R = rows_of(B, p, g);
+  CgVec V = cg_vectors(B, R.lo);
+  double v[2] = {0.0, 0.0};
+  cg_start(B, R, V, v);
+  if (!g.sum(v)) return false;
+  double rz = v[0], rn = sqrt(v[1]), beta = 0.0;
+  const double r0 = rn;
+  for (long long it = 0;; it++) {
+    int reason = cg_check(B, rn, r0, it, rz);
+    double w[1] = {0.0};
+    if (!reason) {
+      w[0] = cg_direction(B, R, V, beta, it == 0);
+      if (!g.sum(w)) return false;
+      reason = cg_curvature(w[0]);
+    }
+    if (reason) {
+      record(g, B, p, it, r0, rn, reason, t0);
+      return true;
+    }
+    double u[2] = {0.0, 0.0};
+    cg_update(B, R, V, rz / w[0], u);
+    if (!g.sum(u)) return false;
+    beta = u[0] / rz;
+    rz = u[0];
+    rn = sqrt(u[1]);
+    double *t = V.p;
+    V.p = V.pn;
+    V.pn = t;
+  }
+}
+
+/* ---------------- the persistent kernels ---------------- */
+
+/* Every problem the scheduler hands this group. */
+template <class G, class S>
+__device__ void solve_all(G &g, S &s, const Batch &B, const Common &C) {
+  double busy = 0.0;
+  g.start();
+  long long p = s.first(g);
+  while (p >= 0 && p < B.count) {
+    const unsigned long long t0 = coop_bar::globaltimer();
+    const bool ok = B.method == COOP_BATCH_JACOBI ? jacobi(g, B, p, t0) : cg_solve(g, B, p, t0);
+    if (!ok) return; /* a barrier gave up: leave now */
+    busy += 1e-9 * (double)(coop_bar::globaltimer() - t0);
+    p = s.next(g);
+  }
+  if (p == coop_sched::kAbort) return;
+  g.finish();
+  if (g.leader()) {
+    atomicAdd(&C.ctl->barriers, (unsigned long long)g.barriers);
+    C.busy[g.index()] = busy;
+  }
+}
+
+template <class S> __device__ S make_sched(const Common &C, Shared &sh);
+template <> __device__ coop_sched::Static make_sched(const Common &, Shared &) { return coop_sched::Static{}; }
+template <> __device__ coop_sched::Atomic make_sched(const Common &C, Shared &) {
+  return coop_sched::Atomic{&C.ctl->next};
+}
+template <> __device__ coop_sched::Clc<false> make_sched(const Common &, Shared &sh) {
+  coop_sched::Clc<false> s;
+  s.sh = &sh.clc;
+  s.init();
+  return s;
+}
+template <> __device__ coop_sched::Clc<true> make_sched(const Common &, Shared &sh) {
+  coop_sched::Clc<true> s;
+  s.sh = &sh.clc;
+  s.init();
+  return s;
+}
+
+/* Block groups. No barrier spans blocks, so any grid size is safe. */
+template <class S>
+__global__ void __launch_bounds__(kThreads) block_kernel(Batch B, Common C) {
+  __shared__ Shared sh;
+  BlockG g(sh);
+  S s = make_sched<S>(C, sh);
+  solve_all(g, s, B, C);
+}
+
+/* Cluster groups (launched with a cluster dimension along x): cluster.sync();
+ * the hardware co-schedules a cluster's blocks. */
+template <class S>
+__global__ void __launch_bounds__(kThreads) cluster_kernel(Batch B, Common C) {
+  __shared__ Shared sh;
+  ClusterG g(sh);
+  S s = make_sched<S>(C, sh);
+  solve_all(g, s, B, C);
+}
+
+/* Row groups: the software barrier; all blocks resident (groups x blocks <=
+ * occupancy x SMs, checked by the launcher). GRID: grid.sync() in a
+ * cooperative launch, which guarantees residency itself. */
+template <bool GRID, class S>
+__global__ void __launch_bounds__(kThreads) row_kernel(Batch B, Common C) {
+  __shared__ Shared sh;
+  RowG<GRID> g(sh, C);
+  S s = make_sched<S>(C, sh);
+  solve_all(g, s, B, C);
+}
+
+/* ---------------- launch mode ---------------- */
+
+/* Per problem between kernels. */
+struct PState {
+  double r0, rn, rz, alpha, beta;
+  long long it;
+  int reason, cur; /* cur: which buffer holds Jacobi's x / CG's p */
+  unsigned long long t0;
+};
+
+struct Chunks {
+  long long n;              /* chunks of up to kThreads rows */
+  const int64_t *prob;      /* each chunk's problem */
+  const int32_t *row;       /* its first local row */
+  const int64_t *first;     /* count + 1: each problem's first chunk */
+  double *part;             /* n x kK partial sums */
+  PState *st;
+  int *active;
+};
+
+struct ChunkRows {
+  long long p;
+  Rows R;
+};
+
+/* This chunk's problem and rows (one row per thread); p = -1 when the
+ * problem is done (uniform over the block: the whole block returns). */
+__device__ ChunkRows chunk_rows(const Batch &B, const Chunks &L) {
+  ChunkRows c;
+  c.p = L.prob[blockIdx.x];
+  const int row = L.row[blockIdx.x];
+  c.R.lo = B.row_off[c.p];
+  c.R.n = min((int)(B.row_off[c.p + 1] - c.R.lo), row + kThreads);
+  c.R.t0 = row + threadIdx.x;
+  c.R.ts = kThreads;
+  if (L.st[c.p].reason) c.p = -1;
+  return c;
+}
+
+template <int K>
+__device__ void chunk_store(Shared &sh, const Chunks &L, double (&v)[K]) {
+  block_reduce(sh, v);
+  if (threadIdx.x == 0)
+    for (int k = 0; k < K; k++) L.part[blockIdx.x * (long long)kK + k] = v[k];
+}
+
+/* Warp per problem: its chunks' partials summed in a fixed order. */
+template <int K>
+__device__ bool chunk_sums(const Chunks &L, long long p, double (&v)[K]) {
+  const int lane = threadIdx.x & 31;
+  const long long c0 = L.first[p], c1 = L.first[p + 1];
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    double t = 0.0;
+    for (long long c = c0 + lane; c < c1; c += 32) t += L.part[c * kK + k];
+    for (int o = 16; o > 0; o >>= 1) t += __shfl_down_sync(0xffffffffu, t, o);
+    v[k] = t;
+  }
+  return lane == 0;
+}
+
+__device__ long long warp_problem() { return ((long long)blockIdx.x * kThreads + threadIdx.x) >> 5; }
+
+__device__ void launch_done(const Batch &B, const Chunks &L, long long p, int reason) {
+  PState &s = L.st[p];
+  s.reason = reason;
+  B.res_it[p] = s.it;
+  B.res_r0[p] = s.r0;
+  B.res_rn[p] = s.rn;
+  B.res_reason[p] = reason;
+  B.res_sec[p] = 1e-9 * (double)(coop_bar::globaltimer() - s.t0);
+  atomicSub(L.active, 1);
+}
+
+__global__ void __launch_bounds__(kThreads) lk_setup(Batch B, Chunks L) {
+  const long long p = (long long)blockIdx.x * kThreads + threadIdx.x;
+  if (p >= B.count) return;
+  PState s = {};
+  s.t0 = coop_bar::globaltimer();
+  L.st[p] = s;
+}
+
+__global__ void __launch_bounds__(kThreads) lk_jacobi_sweep(Batch B, Chunks L) {
+  __shared__ Shared sh;
+  const ChunkRows c = chunk_rows(B, L);
+  if (c.p < 0) return;
+  const PState &s = L.st[c.p];
+  double *xa = (s.cur ? B.xs : B.x) + c.R.lo, *xb = (s.cur ? B.x : B.xs) + c.R.lo;
+  double v[1] = {0.0};
+  for (int i = c.R.t0; i < c.R.n; i += c.R.ts) {
+    if (s.it == 0) B.d[c.R.lo + i] = row_diag(B, c.R.lo + i, i);
+    const double r = __dsub_rn(__ldg(B.b + c.R.lo + i), row_apply(B, c.R.lo + i, xa));
+    v[0] += r * r;
+    xb[i] = __dadd_rn(xa[i], __ddiv_rn(r, B.d[c.R.lo + i]));
+  }
+  chunk_store(sh, L, v);
+}
+
+__global__ void __launch_bounds__(kThreads) lk_jacobi_end(Batch B, Chunks L) {
+  const long long p = warp_problem();
+  if (p >= B.count || L.st[p].reason) return;
+  double v[1];
+  if (!chunk_sums(L, p, v)) return;
+  PState &s = L.st[p];
+  s.rn = sqrt(v[0]);
+  if (s.it == 0) s.r0 = s.rn;
+  const int reason = coop_stop_test(s.rn, s.r0, s.it, B.max_iter, B.rtol, B.atol, B.dtol);
+  if (reason) {
+    launch_done(B, L, p, reason);
+    return;
+  }
+  s.cur ^= 1;
+  s.it++;
+}
+
+/* Jacobi's answer of the problems that ended with x in the spare buffer. */
+__global__ void __launch_bounds__(kThreads) lk_jacobi_copy(Batch B, Chunks L) {
+  const long long p = L.prob[blockIdx.x];
+  if (!L.st[p].cur) return;
+  const long long lo = B.row_off[p];
+  const int i = L.row[blockIdx.x] + threadIdx.x;
+  if (i < B.row_off[p + 1] - lo) B.x[lo + i] = B.xs[lo + i];
+}
+
+__device__ CgVec cg_vectors_of(const Batch &B, const PState &s, long long lo) {
+  CgVec V = cg_vectors(B, lo);
+  if (s.cur) {
+    double *t = V.p;
+    V.p = V.pn;
+    V.pn = t;
+  }
+  return V;
+}
+
+__global__ void __launch_bounds__(kThreads) lk_cg_start(Batch B, Chunks L) {
+  __shared__ Shared sh;
+  const ChunkRows c = chunk_rows(B, L);
+  if (c.p < 0) return;
+  double v[2] = {0.0, 0.0};
+  cg_start(B, c.R, cg_vectors(B, c.R.lo), v);
+  chunk_store(sh, L, v);
+}
+
+__device__ void cg_launch_check(const Batch &B, const Chunks &L, long long p) {
+  const PState &s = L.st[p];
+  const int reason = cg_check(B, s.rn, s.r0, s.it, s.rz);
+  if (reason) launch_done(B, L, p, reason);
+}
+
+__global__ void __launch_bounds__(kThreads) lk_cg_start_end(Batch B, Chunks L) {
+  const long long p = warp_problem();
+  if (p >= B.count || L.st[p].reason) return;
+  double v[2];
+  if (!chunk_sums(L, p, v)) return;
+  PState &s = L.st[p];
+  s.rz = v[0];
+  s.rn = s.r0 = sqrt(v[1]);
+  cg_launch_check(B, L, p);
+}
+
+__global__ void __launch_bounds__(kThreads) lk_cg_direction(Batch B, Chunks L) {
+  __shared__ Shared sh;
+  const ChunkRows c = chunk_rows(B, L);
+  if (c.p < 0) return;
+  const PState &s = L.st[c.p];
+  double v[1] = {cg_direction(B, c.R, cg_vectors_of(B, s, c.R.lo), s.beta, s.it == 0)};
+  chunk_store(sh, L, v);
+}
+
+__global__ void __launch_bounds__(kThreads) lk_cg_direction_end(Batch B, Chunks L) {
+  const long long p = warp_problem();
+  if (p >= B.count || L.st[p].reason) return;
+  double v[1];
+  if (!chunk_sums(L, p, v)) return;
+  PState &s = L.st[p];
+  const int reason = cg_curvature(v[0]);
+  if (reason) launch_done(B, L, p, reason);
+  else s.alpha = s.rz / v[0];
+}
+
+__global__ void __launch_bounds__(kThreads) lk_cg_update(Batch B, Chunks L) {
+  __shared__ Shared sh;
+  const ChunkRows c = chunk_rows(B, L);
+  if (c.p < 0) return;
+  const PState &s = L.st[c.p];
+  double v[2] = {0.0, 0.0};
+  cg_update(B, c.R, cg_vectors_of(B, s, c.R.lo), s.alpha, v);
+  chunk_store(sh, L, v);
+}
+
+__global__ void __launch_bounds__(kThreads) lk_cg_update_end(Batch B, Chunks L) {
+  const long long p = warp_problem();
+  if (p >= B.count || L.st[p].reason) return;
+  double v[2];
+  if (!chunk_sums(L, p, v)) return;
+  PState &s = L.st[p];
+  s.beta = v[0] / s.rz;
+  s.rz = v[0];
+  s.rn = sqrt(v[1]);
+  s.it++;
+  s.cur ^= 1; /* this step's pn is the next step's p */
+  cg_launch_check(B, L, p);
+}
+
+}  // namespace
+
+
+/* ======================= host side ======================= */
+
+namespace {
+
+/* Device allocations of one solve, released together (a half-built set too). */
+struct Mem {
+  coop_backend *be;
+  void *p[40];
+  int n;
+};
+
+template <class T>
+int dalloc(Mem *m, T **out, size_t count) {
+  *out = NULL;
+  if (m->n == (int)(sizeof m->p / sizeof *m->p)) return COOP_ERROR(COOP_ERR_RUNTIME, "too many buffers");
+  void *v = NULL;
+  COOP_CHECK(m->be->alloc(m->be, &v, (count ? count : 1) * sizeof(T)));
+  m->p[m->n++] = v;
+  *out = (T *)v;
+  return 0;
+}
+
+void mem_free(Mem *m) {
+  for (int i = 0; i < m->n; i++) m->be->release(m->be, m->p[i]);
+  m->n = 0;
+}
+
+struct Shape {
+  long long count, rows, nnz, n_max;
+};
+
+Shape shape_of(const coop_batch *bt) {
+  Shape s = {bt->count, 0, 0, 0};
+  if (s.count <= 0) return s;
+  s.rows = bt->row_off[s.count];
+  s.nnz = bt->rowptr[s.rows];
+  for (long long i = 0; i < s.count; i++)
+    s.n_max = s.n_max > bt->row_off[i + 1] - bt->row_off[i] ? s.n_max : bt->row_off[i + 1] - bt->row_off[i];
+  return s;
+}
+
+/* The host reference refuses a zero diagonal where it divides by it; so do we,
+ * with its words, before any upload. */
+int check_diagonal(const coop_batch *bt, const coop_batch_ctl *ctl) {
+  if (ctl->method != COOP_BATCH_JACOBI && !ctl->pc) return 0;
+  for (long long p = 0; p < bt->count; p++) {
+    const long long lo = bt->row_off[p];
+    for (long long i = 0; i < bt->row_off[p + 1] - lo; i++) {
+      double d = 0.0;
+      for (long long j = bt->rowptr[lo + i]; j < bt->rowptr[lo + i + 1]; j++)
+        if (bt->colind[j] == i) d += bt->val[j];
+      if (d == 0.0)
+        return coop_error_input("batch problem %lld: row %lld has a zero or missing diagonal entry "
+                                "(Jacobi and the Jacobi preconditioner divide by it)",
+                                (long long)bt->id[p], i);
+    }
+  }
+  return 0;
+}
+
+struct Gpu {
+  int id, sms, major, minor, cooperative;
+};
+
+int gpu_of(const coop_backend *be, Gpu *g) {
+  g->id = be->device;
+  g->sms = be->sm_count;
+  g->cooperative = be->cooperative;
+  COOP_CUDA(cudaDeviceGetAttribute(&g->major, cudaDevAttrComputeCapabilityMajor, g->id));
+  COOP_CUDA(cudaDeviceGetAttribute(&g->minor, cudaDevAttrComputeCapabilityMinor, g->id));
+  return 0;
+}
+
+using coop_sched::Atomic;
+using coop_sched::Clc;
+using coop_sched::Static;
+
+/* The kernel of a (sync, schedule) pair; NULL for launch mode. */
+const void *kernel_for(int sync, int sched) {
+  const bool st = sched == COOP_SCHED_STATIC, clc = sched == COOP_SCHED_CLC;
+  switch (sync) {
+  case COOP_BSYNC_BLOCK:
+    return clc ? (const void *)block_kernel<Clc<false>>
+               : st ? (const void *)block_kernel<Static> : (const void *)block_kernel<Atomic>;
+  case COOP_BSYNC_CLUSTER:
+    return clc ? (const void *)cluster_kernel<Clc<true>>
+               : st ? (const void *)cluster_kernel<Static> : (const void *)cluster_kernel<Atomic>;
+  case COOP_BSYNC_ROW:
+    return st ? (const void *)row_kernel<false, Static> : (const void *)row_kernel<false, Atomic>;
+  case COOP_BSYNC_GRID:
+    return st ? (const void *)row_kernel<true, Static> : (const void *)row_kernel<true, Atomic>;
+  default:
+    return NULL;
+  }
+}
+
+/* Blocks of fn resident at once on the GPU (occupancy x SMs). */
+int resident_blocks(const void *fn, const Gpu &g, long long *out) {
+  int per_sm = 0;
+  COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, kThreads, 0));
+  *out = coop_bar::resident_groups(per_sm, g.sms, 1);
+  if (*out < 1) return COOP_ERROR(COOP_ERR_RUNTIME, "no block of the batch kernel fits on GPU %d", g.id);
+  return 0;
+}
+
+/* Blocks per problem when the run leaves it open: what the largest problem's
+ * rows can use at kRowsPerBlock rows a block, but no more than the batch
+ * leaves each problem when the whole GPU is shared out (resident / count). */
+int auto_blocks(const Shape &s, long long resident) {
+  const long long want = (s.n_max + kRowsPerBlock - 1) / kRowsPerBlock;
+  long long fill = resident / (s.count > 0 ? s.count : 1);
+  if (fill < 1) fill = 1;
+  const long long b = want < fill ? want : fill;
+  return (int)(b < 1 ? 1 : b);
+}
+
+/* sync = auto: the cheapest barrier that gives each problem the blocks of
+ * auto_blocks. One block: __syncthreads() (a few ns); 2 to 8: a cluster,
+ * whose hardware barrier costs 0.2 us against about 1 us for a software one
+ * (gpu-machine/README.md); more: a row. So a batch that fills the GPU one
+ * block per problem (4096 problems of 64K rows) runs blocks, a few large
+ * problems run rows, and in between clusters. Clc runs no rows: it caps at a
+ * cluster of 8. bench/batched.sh measures these choices. */
+int auto_sync(const Shape &s, long long resident, bool clc, bool clusters) {
+  const int b = auto_blocks(s, resident);
+  if (b <= 1) return COOP_BSYNC_BLOCK;
+  if (clusters && (b <= kMaxCluster || clc)) return COOP_BSYNC_CLUSTER;
+  return COOP_BSYNC_ROW;
+}
+
+struct Plan {
+  int sync, sched, bpg;
+  long long groups;
+  const void *fn;
+};
+
+/* The schedule, and whether this GPU and build can run it. */
+int plan_schedule(const Gpu &g, const coop_batch_run *opt, Plan *pl) {
+  const bool cc10 = g.major >= 10;
+  if (opt->schedule == COOP_SCHED_CLC && !cc10)
+    return coop_error_input("run.schedule = clc needs compute capability 10.0; GPU %d has %d.%d", g.id,
+                            g.major, g.minor);
+  if (pl->sync == COOP_BSYNC_LAUNCH) {
+    if (opt->schedule == COOP_SCHED_CLC)
+      return coop_error_input("run.schedule = clc needs run.sync = block or cluster; run.sync is launch");
+    pl->sched = COOP_SCHED_STATIC; /* every problem at once: no scheduler */
+    return 0;
+  }
+  const bool groups_ok = pl->sync == COOP_BSYNC_BLOCK || pl->sync == COOP_BSYNC_CLUSTER;
+  if (opt->schedule == COOP_SCHED_CLC && !groups_ok)
+    return coop_error_input("run.schedule = clc needs run.sync = block or cluster (a cancelled "
+                            "block never starts, so no barrier may span groups); run.sync is %s",
+                            coop_batch_sync_name(pl->sync));
+  pl->sched = opt->schedule;
+  if (pl->sched == COOP_SCHED_AUTO) pl->sched = cc10 && groups_ok ? COOP_SCHED_CLC : COOP_SCHED_ATOMIC;
+  pl->fn = kernel_for(pl->sync, pl->sched);
+  if (pl->sched != COOP_SCHED_CLC) return 0;
+  /* the code that runs must come from compute_100 or later: code JIT-compiled
+   * from older PTX has the clc path compiled out */
+  cudaFuncAttributes fa;
+  COOP_CUDA(cudaFuncGetAttributes(&fa, pl->fn));
+  if (fa.ptxVersion < 100)
+    return coop_error_input("run.schedule = clc: this build's code for GPU %d (cc %d.%d) comes from "
+                            "compute_%d, without cluster launch control", g.id, g.major, g.minor,
+                            fa.ptxVersion);
+  return 0;
+}
+
+int plan_cluster(const Gpu &g, const Shape &s, const coop_batch_run *opt, long long resident, Plan *pl) {
+  int c = opt->group_blocks;
+  if (c == 0) c = auto_blocks(s, resident) < 2 ? 2 : auto_blocks(s, resident);
+  if (c > kMaxCluster) {
+    if (opt->group_blocks) return coop_error_input("run.group_blocks = %d: a cluster holds 2 to %d blocks", c, kMaxCluster);
+    c = kMaxCluster;
+  }
+  if (c < 2) return coop_error_input("run.group_blocks = %d: a cluster holds 2 to %d blocks", c, kMaxCluster);
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = c;
+  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+  cfg.gridDim = dim3(c);
+  cfg.blockDim = dim3(kThreads);
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  COOP_CUDA(cudaOccupancyMaxActiveClusters(&clusters, pl->fn, &cfg));
+  if (clusters < 1)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "no cluster of %d blocks of the batch kernel fits on GPU %d", c, g.id);
+  pl->bpg = c;
+  pl->groups = pl->sched == COOP_SCHED_CLC ? s.count : (s.count < clusters ? s.count : clusters);
+  if (pl->groups * c > 2147483647LL) /* clc: a cluster per problem */
+    return COOP_ERROR(COOP_ERR_RUNTIME, "batch: %lld problems in clusters of %d exceed one launch's blocks",
+                      s.count, c);
+  return 0;
+}
+
+/* Row and grid: every block of a group must be resident, and so must every
+ * group of the launch: blocks x groups <= occupancy x SMs. */
+int plan_rows(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl) {
+  long long resident;
+  COOP_CHECK(resident_blocks(pl->fn, g, &resident));
+  if (pl->sync == COOP_BSYNC_GRID && !g.cooperative)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "GPU %d cannot run cooperative launches (run.sync = grid)", g.id);
+  int b = opt->group_blocks ? opt->group_blocks : auto_blocks(s, resident);
+  if (b > resident) {
+    if (opt->group_blocks)
+      return coop_error_input("run.group_blocks = %d: at most %lld blocks of the batch kernel are "
+                              "resident on GPU %d, and a %s barrier needs all of its blocks at once",
+                              b, resident, g.id, coop_batch_sync_name(pl->sync));
+    b = (int)resident;
+  }
+  pl->bpg = b;
+  const long long fit = resident / b;
+  pl->groups = s.count < fit ? s.count : fit; /* more problems: groups loop over them */
+  return 0;
+}
+
+int make_plan(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl) {
+  memset(pl, 0, sizeof *pl);
+  long long resident;
+  COOP_CHECK(resident_blocks((const void *)block_kernel<Static>, g, &resident));
+  pl->sync = opt->sync;
+  if (pl->sync == COOP_BSYNC_AUTO)
+    pl->sync = auto_sync(s, resident,
+                         opt->schedule == COOP_SCHED_CLC || (opt->schedule == COOP_SCHED_AUTO && g.major >= 10),
+                         g.major >= 9);
+  if (pl->sync < COOP_BSYNC_ROW || pl->sync > COOP_BSYNC_LAUNCH)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "batch: run.sync %d on a GPU", pl->sync);
+  if (pl->sync == COOP_BSYNC_CLUSTER && g.major < 9)
+    return coop_error_input("run.sync = cluster needs compute capability 9.0; GPU %d has %d.%d", g.id,
+                            g.major, g.minor);
+  COOP_CHECK(plan_schedule(g, opt, pl));
+  switch (pl->sync) {
+  case COOP_BSYNC_LAUNCH:
+    return 0;
+  case COOP_BSYNC_BLOCK:
+    COOP_CHECK(resident_blocks(pl->fn, g, &resident));
+    pl->bpg = 1;
+    pl->groups = pl->sched == COOP_SCHED_CLC || s.count < resident ? s.count : resident;
+    if (pl->groups > 2147483647LL)
+      return COOP_ERROR(COOP_ERR_RUNTIME, "batch: %lld problems exceed one launch's blocks", s.count);
+    return 0;
+  case COOP_BSYNC_CLUSTER:
+    return plan_cluster(g, s, opt, resident, pl);
+  default:
+    return plan_rows(g, s, opt, pl);
+  }
+}
+
+/* ---------------- upload, run, download ---------------- */
+
+struct Run {
+  Batch B;
+  Common C;
+  Ctl *ctl;
+};
+
+int upload(Mem *m, const coop_batch *bt, const coop_batch_ctl *ctl, const Shape &s, const double *x,
+           Batch *B) {
+  coop_backend *be = m->be;
+  int64_t *ro, *rp;
+  int32_t *ci;
+  double *v, *b;
+  memset(B, 0, sizeof *B);
+  COOP_CHECK(dalloc(m, &ro, s.count + 1));
+  COOP_CHECK(dalloc(m, &rp, s.rows + 1));
+  COOP_CHECK(dalloc(m, &ci, s.nnz));
+  COOP_CHECK(dalloc(m, &v, s.nnz));
+  COOP_CHECK(dalloc(m, &b, s.rows));
+  COOP_CHECK(dalloc(m, &B->x, s.rows));
+  COOP_CHECK(be->upload(be, ro, bt->row_off, (s.count + 1) * sizeof *ro));
+  COOP_CHECK(be->upload(be, rp, bt->rowptr, (s.rows + 1) * sizeof *rp));
+  COOP_CHECK(be->upload(be, ci, bt->colind, s.nnz * sizeof *ci));
+  COOP_CHECK(be->upload(be, v, bt->val, s.nnz * sizeof *v));
+  COOP_CHECK(be->upload(be, b, bt->b, s.rows * sizeof *b));
+  COOP_CHECK(be->upload(be, B->x, x, s.rows * sizeof *x));
+  B->count = s.count;
+  B->row_off = ro;
+  B->rowptr = rp;
+  B->colind = ci;
+  B->val = v;
+  B->b = b;
+  B->method = ctl->method;
+  B->pc = ctl->pc;
+  B->rtol = ctl->rtol;
+  B->atol = ctl->atol;
+  B->dtol = ctl->dtol;
+  B->max_iter = ctl->max_iter;
+  return 0;
+}
+
+/* Work vectors of the method, and the results, poisoned (NaN, -1) so a
+ * problem never written shows up. */
+int work_vectors(Mem *m, const Shape &s, cudaStream_t st, Batch *B) {
+  const size_t n = (size_t)s.rows;
+  if (B->method == COOP_BATCH_JACOBI) {
+    COOP_CHECK(dalloc(m, &B->xs, n));
+    COOP_CHECK(dalloc(m, &B->d, n));
+  } else {
+    COOP_CHECK(dalloc(m, &B->r, n));
+    COOP_CHECK(dalloc(m, &B->q, n));
+    COOP_CHECK(dalloc(m, &B->p0, n));
+    COOP_CHECK(dalloc(m, &B->p1, n));
+    if (B->pc) COOP_CHECK(dalloc(m, &B->z, n));
+    if (B->pc) COOP_CHECK(dalloc(m, &B->d, n));
+  }
+  const size_t c = (size_t)s.count;
+  COOP_CHECK(dalloc(m, &B->res_it, c));
+  COOP_CHECK(dalloc(m, &B->res_r0, c));
+  COOP_CHECK(dalloc(m, &B->res_rn, c));
+  COOP_CHECK(dalloc(m, &B->res_sec, c));
+  COOP_CHECK(dalloc(m, &B->res_reason, c));
+  COOP_CUDA(cudaMemsetAsync(B->res_it, 0xff, c * sizeof(int64_t), st));
+  COOP_CUDA(cudaMemsetAsync(B->res_r0, 0xff, c * sizeof(double), st));
+  COOP_CUDA(cudaMemsetAsync(B->res_rn, 0xff, c * sizeof(double), st));
+  COOP_CUDA(cudaMemsetAsync(B->res_sec, 0xff, c * sizeof(double), st));
+  COOP_CUDA(cudaMemsetAsync(B->res_reason, 0xff, c * sizeof(int), st));
+  return 0;
+}
+
+int launch_groups(const Plan &pl, Batch &B, Common &C, cudaStream_t st) {
+  void *args[] = {&B, &C};
+  switch (pl.sync) {
+  case COOP_BSYNC_BLOCK:
+    COOP_CUDA(cudaLaunchKernel(pl.fn, dim3((unsigned)pl.groups), dim3(kThreads), args, 0, st));
+    return 0;
+  case COOP_BSYNC_ROW:
+    COOP_CUDA(cudaLaunchKernel(pl.fn, dim3(pl.bpg, (unsigned)pl.groups), dim3(kThreads), args, 0, st));
+    return 0;
+  case COOP_BSYNC_GRID:
+    COOP_CUDA(cudaLaunchCooperativeKernel(pl.fn, dim3(pl.bpg, (unsigned)pl.groups), dim3(kThreads), args, 0, st));
+    return 0;
+  default: {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = pl.bpg;
+    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3((unsigned)(pl.groups * pl.bpg));
+    cfg.blockDim = dim3(kThreads);
+    cfg.stream = st;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    COOP_CUDA(cudaLaunchKernelExC(&cfg, pl.fn, args));
+    return 0;
+  }
+  }
+}
+
+/* A software barrier that gave up is the run's failure, named. */
+int check_fault(const Ctl &h, const Gpu &g, const Plan &pl) {
+  const coop_bar::Fault &f = h.fault;
+  if (!f.state) return 0;
+  return COOP_ERROR(COOP_ERR_RUNTIME,
+                    "batch on GPU %d: the row barrier of group %d gave up after %.1f s with %u of %u "
+                    "blocks arrived (block %d waiting); %lld groups of %d blocks were launched as "
+                    "resident: is another process sharing the GPU's SMs (MPS)?",
+                    g.id, f.group, f.waited_s, f.arrived, f.expected, f.block, pl.groups, pl.bpg);
+}
+
+/* The persistent kernel of the plan; barriers and busy times into opt. */
+int run_groups(Mem *m, const Gpu &g, const Plan &pl, Batch &B, coop_batch_run *opt) {
+  coop_backend *be = m->be;
+  cudaStream_t st = (cudaStream_t)be->stream;
+  Common C = {};
+  COOP_CHECK(dalloc(m, &C.ctl, 1));
+  COOP_CHECK(dalloc(m, &C.busy, (size_t)pl.groups));
+  if (pl.sync == COOP_BSYNC_ROW || pl.sync == COOP_BSYNC_GRID)
+    COOP_CHECK(dalloc(m, &C.part, (size_t)pl.groups * 2 * pl.bpg * kK));
+  if (pl.sync == COOP_BSYNC_ROW) {
+    COOP_CHECK(dalloc(m, &C.ctr, (size_t)pl.groups));
+    COOP_CUDA(cudaMemsetAsync(C.ctr, 0, (size_t)pl.groups * sizeof(unsigned), st)); /* once */
+  }
+  C.timeout_ns = kBarrierTimeoutNs;
+  COOP_CUDA(cudaMemsetAsync(C.ctl, 0, sizeof(Ctl), st));
+  /* NaN: a group that never ran (a block clc cancelled) is left out of the mean */
+  COOP_CUDA(cudaMemsetAsync(C.busy, 0xff, (size_t)pl.groups * sizeof(double), st));
+  COOP_CHECK(launch_groups(pl, B, C, st));
+  Ctl h;
+  COOP_CHECK(be->download(be, &h, C.ctl, sizeof h));
+  COOP_CHECK(check_fault(h, g, pl));
+  double *busy = (double *)malloc((size_t)pl.groups * sizeof(double));
+  if (!busy) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  const int rc = be->download(be, busy, C.busy, (size_t)pl.groups * sizeof(double));
+  double mx = 0.0, sum = 0.0;
+  long long ran = 0;
+  for (long long i = 0; !rc && i < pl.groups; i++) {
+    if (isnan(busy[i])) continue;
+    mx = busy[i] > mx ? busy[i] : mx;
+    sum += busy[i];
+    ran++;
+  }
+  free(busy);
+  COOP_CHECK(rc);
+  opt->barriers = (int64_t)h.barriers;
+  opt->busy_max = mx;
+  opt->busy_mean = ran > 0 ? sum / (double)ran : 0.0;
+  opt->groups_used = (int)ran; /* clc: the blocks (clusters) that ran, not those launched */
+  return 0;
+}
+
+/* Launch mode's chunks: up to kThreads rows of one problem each (at least one
+ * per problem, so an empty problem still gets its stop test). */
+int make_chunks(Mem *m, const coop_batch *bt, const Shape &s, Chunks *L) {
+  long long n = 0;
+  for (long long p = 0; p < s.count; p++) {
+    const long long k = (bt->row_off[p + 1] - bt->row_off[p] + kThreads - 1) / kThreads;
+    n += k > 0 ? k : 1;
+  }
+  if (n > 2147483647LL) return COOP_ERROR(COOP_ERR_RUNTIME, "batch: %lld row chunks for one launch", n);
+  int64_t *prob = (int64_t *)malloc(n * sizeof *prob), *first = (int64_t *)malloc((s.count + 1) * sizeof *first);
+  int32_t *row = (int32_t *)malloc(n * sizeof *row);
+  int rc = prob && first && row ? 0 : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  for (long long p = 0, c = 0; !rc && p < s.count; p++) {
+    first[p] = c;
+    const long long rows = bt->row_off[p + 1] - bt->row_off[p];
+    for (long long r = 0; r == 0 || r < rows; r += kThreads, c++) {
+      prob[c] = p;
+      row[c] = (int32_t)r;
+    }
+    first[s.count] = c;
+  }
+  L->n = n;
+  if (!rc) rc = dalloc(m, (int64_t **)&L->prob, n);
+  if (!rc) rc = dalloc(m, (int32_t **)&L->row, n);
+  if (!rc) rc = dalloc(m, (int64_t **)&L->first, s.count + 1);
+  if (!rc) rc = m->be->upload(m->be, (void *)L->prob, prob, n * sizeof *prob);
+  if (!rc) rc = m->be->upload(m->be, (void *)L->row, row, n * sizeof *row);
+  if (!rc) rc = m->be->upload(m->be, (void *)L->first, first, (s.count + 1) * sizeof *first);
+  free(prob);
+  free(first);
+  free(row);
+  return rc;
+}
+
+/* One step of the method over every problem still active: its kernels. */
+int launch_step(const Batch &B, const Chunks &L, cudaStream_t st, long long *kernels) {
+  const unsigned nc = (unsigned)L.n, nw = (unsigned)((B.count * 32 + kThreads - 1) / kThreads);
+  if (B.method == COOP_BATCH_JACOBI) {
+    lk_jacobi_sweep<<<nc, kThreads, 0, st>>>(B, L);
+    lk_jacobi_end<<<nw, kThreads, 0, st>>>(B, L);
+    *kernels += 2;
+  } else {
+    lk_cg_direction<<<nc, kThreads, 0, st>>>(B, L);
+    lk_cg_direction_end<<<nw, kThreads, 0, st>>>(B, L);
+    lk_cg_update<<<nc, kThreads, 0, st>>>(B, L);
+    lk_cg_update_end<<<nw, kThreads, 0, st>>>(B, L);
+    *kernels += 4;
+  }
+  COOP_CUDA_LAUNCHED();
+  return 0;
+}
+
+/* Launch mode: kernels per step until the device's count of active problems
+ * reads 0 (read every kLaunchCheck steps: a read costs a synchronisation). */
+int run_launch(Mem *m, const coop_batch *bt, const Shape &s, Batch &B, coop_batch_run *opt) {
+  cudaStream_t st = (cudaStream_t)m->be->stream;
+  Chunks L = {};
+  COOP_CHECK(make_chunks(m, bt, s, &L));
+  COOP_CHECK(dalloc(m, &L.part, (size_t)L.n * kK));
+  COOP_CHECK(dalloc(m, &L.st, (size_t)s.count));
+  COOP_CHECK(dalloc(m, &L.active, 1));
+  const int count = (int)(s.count < 2147483647LL ? s.count : 2147483647LL);
+  COOP_CHECK(m->be->upload(m->be, L.active, &count, sizeof count));
+  const unsigned nc = (unsigned)L.n, nw = (unsigned)((s.count * 32 + kThreads - 1) / kThreads);
+  long long kernels = 0;
+  lk_setup<<<(unsigned)((s.count + kThreads - 1) / kThreads), kThreads, 0, st>>>(B, L);
+  if (B.method == COOP_BATCH_CG) {
+    lk_cg_start<<<nc, kThreads, 0, st>>>(B, L);
+    lk_cg_start_end<<<nw, kThreads, 0, st>>>(B, L);
+    kernels += 2;
+  }
+  COOP_CUDA_LAUNCHED();
+  for (int active = count; active > 0;) {
+    for (int k = 0; k < kLaunchCheck; k++) COOP_CHECK(launch_step(B, L, st, &kernels));
+    COOP_CUDA(cudaMemcpyAsync(&active, L.active, sizeof active, cudaMemcpyDeviceToHost, st));
+    COOP_CUDA(cudaStreamSynchronize(st));
+  }
+  if (B.method == COOP_BATCH_JACOBI) {
+    lk_jacobi_copy<<<nc, kThreads, 0, st>>>(B, L);
+    COOP_CUDA_LAUNCHED();
+  }
+  opt->barriers = kernels;
+  opt->busy_max = opt->busy_mean = 0.0;
+  return 0;
+}
+
+int download(Mem *m, const Shape &s, const Batch &B, double *x, coop_batch_result *res) {
+  coop_backend *be = m->be;
+  const size_t c = (size_t)s.count;
+  COOP_CHECK(be->download(be, x, B.x, (size_t)s.rows * sizeof *x));
+  int64_t *it = (int64_t *)malloc(c * sizeof *it);
+  double *r0 = (double *)malloc(c * sizeof *r0), *rn = (double *)malloc(c * sizeof *rn),
+         *sec = (double *)malloc(c * sizeof *sec);
+  int *reason = (int *)malloc(c * sizeof *reason);
+  int rc = it && r0 && rn && sec && reason ? 0 : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if (!rc) rc = be->download(be, it, B.res_it, c * sizeof *it);
+  if (!rc) rc = be->download(be, r0, B.res_r0, c * sizeof *r0);
+  if (!rc) rc = be->download(be, rn, B.res_rn, c * sizeof *rn);
+  if (!rc) rc = be->download(be, sec, B.res_sec, c * sizeof *sec);
+  if (!rc) rc = be->download(be, reason, B.res_reason, c * sizeof *reason);
+  for (size_t i = 0; !rc && i < c; i++) {
+    res[i].iterations = it[i];
+    res[i].r0 = r0[i];
+    res[i].rnorm = rn[i];
+    res[i].reason = reason[i];
+    res[i].seconds = sec[i];
+  }
+  free(it);
+  free(r0);
+  free(rn);
+  free(sec);
+  free(reason);
+  return rc;
+}
+
+int solve(Mem *m, const Gpu &g, const Plan &pl, const coop_batch *bt, const coop_batch_ctl *ctl,
+          const Shape &s, double *x, coop_batch_result *res, coop_batch_run *opt) {
+  Batch B;
+  COOP_CHECK(upload(m, bt, ctl, s, x, &B));
+  COOP_CHECK(work_vectors(m, s, (cudaStream_t)m->be->stream, &B));
+  if (pl.sync == COOP_BSYNC_LAUNCH)
+    COOP_CHECK(run_launch(m, bt, s, B, opt));
+  else
+    COOP_CHECK(run_groups(m, g, pl, B, opt));
+  return download(m, s, B, x, res);
+}
+
+}  // namespace
+
+extern "C" int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, const coop_batch_ctl *ctl,
+                                     coop_batch_run *opt, double *x, coop_batch_result *res) {
+  coop_batch_run dflt = {};
+  if (!opt) opt = &dflt;
+  const Shape s = shape_of(bt);
+  COOP_CHECK(check_diagonal(bt, ctl));
+  Gpu g;
+  COOP_CHECK(gpu_of(be, &g));
+  Plan pl;
+  COOP_CHECK(make_plan(g, s, opt, &pl));
+  opt->sync_used = pl.sync;
+  opt->schedule_used = pl.sched;
+  opt->group_blocks_used = pl.bpg;
+  opt->groups_used = (int)pl.groups;
+  opt->barriers = 0;
+  opt->busy_max = opt->busy_mean = 0.0;
+  if (s.count <= 0) return 0;
+  Mem m = {};
+  m.be = be;
+  const int rc = solve(&m, g, pl, bt, ctl, s, x, res, opt);
+  mem_free(&m);
+  return rc;
+}

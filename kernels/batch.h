@@ -1,0 +1,119 @@
+/* Batches: many small independent systems A_i x_i = b_i in one run, each
+ * solved on its own with its own stop test (Jacobi, or CG with no or a
+ * Jacobi preconditioner). All problems of a rank are stored as one
+ * concatenated CSR matrix whose blocks are the problems: problem i owns rows
+ * [row_off[i], row_off[i+1]) of x and b, and its entries name columns
+ * relative to its own first row, so a problem's arrays are usable alone.
+ *
+ * Host reference in kernels/batch_host.c, CUDA in kernels/batch.cu (the
+ * synchronisation modes and schedulers of the design's ladder), the dispatch
+ * in kernels/batch_api.c. */
+#ifndef COOP_BATCH_H
+#define COOP_BATCH_H
+
+#include <stdint.h>
+
+#include "core/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One rank's problems, in host memory (the generator and the Matrix Market
+ * reader fill it: src/problem/batch.c). */
+typedef struct {
+  int64_t count;      /* problems */
+  int64_t *id;        /* count: each problem's index in the whole batch (output order) */
+  int64_t *row_off;   /* count + 1: problem i's rows; row_off[0] = 0 */
+  int64_t *rowptr;    /* row_off[count] + 1: entries of each row (global offsets) */
+  int32_t *colind;    /* rowptr[rows]: column relative to the problem's first row */
+  double *val;        /* rowptr[rows] */
+  double *b;          /* row_off[count] */
+  double *x0;         /* row_off[count]: initial guesses */
+} coop_batch;
+
+typedef enum { COOP_BATCH_JACOBI = 0, COOP_BATCH_CG = 1 } coop_batch_method;
+
+/* The same rule for every problem of the batch. Jacobi checks its residual
+ * every iteration (the norm is fused into the sweep); CG every iteration.
+ * The mathematics every backend does, per problem (kernels/batch_host.c is
+ * the reference; it = iterations done, r0 = the first norm, stop =
+ * coop_stop_test(rnorm, r0, it, max_iter, rtol, atol, dtol)):
+ *   Jacobi: loop { r = b - A x and rnorm = ||r|| in one pass; stop? -> return
+ *     x as is (rnorm is its residual); x += r / diag(A); it++ }
+ *   CG (z = r with pc none, r / diag(A) with pc jacobi): r = b - A x, z,
+ *     p = z, rz = (r, z), rnorm = ||r||; loop { stop?; pc jacobi and
+ *     rz <= 0 -> DIVERGED_INDEFINITE_PC; q = A p, pq = (p, q); pq NaN ->
+ *     DIVERGED_NAN, pq <= 0 -> DIVERGED_INDEFINITE_MAT; alpha = rz / pq;
+ *     x += alpha p; r -= alpha q; z; rz' = (r, z); rnorm = ||r|| (the
+ *     recurrence residual); p = z + (rz' / rz) p; rz = rz'; it++ }
+ * Norms and dots sum the rows in order on the host. */
+typedef struct {
+  int method;  /* coop_batch_method */
+  int pc;      /* CG: 0 none, 1 Jacobi (diagonal) */
+  double rtol, atol, dtol;
+  int64_t max_iter;
+} coop_batch_ctl;
+
+/* Per problem, what came out. */
+typedef struct {
+  int64_t iterations;
+  double r0, rnorm; /* 2-norms of b - A x: initial and final (the returned x's) */
+  int reason;       /* coop_reason (solvers/stop.h) */
+  double seconds;   /* time of this problem's solve alone (device clock on the GPU) */
+} coop_batch_result;
+
+/* How a GPU runs the batch (run.sync and run.schedule of a [batch] input). */
+typedef enum {
+  COOP_BSYNC_AUTO = 0,
+  COOP_BSYNC_ROW,     /* a row of blocks (blockIdx.y) per problem, software barrier */
+  COOP_BSYNC_CLUSTER, /* a thread-block cluster per problem, cluster.sync() */
+  COOP_BSYNC_BLOCK,   /* one block per problem, __syncthreads() only */
+  COOP_BSYNC_GRID,    /* every problem in one cooperative kernel, grid.sync() */
+  COOP_BSYNC_LAUNCH,  /* kernels per problem and step */
+  COOP_BSYNC_HOST     /* what ran on the host backend (problem after problem); never asked for */
+} coop_batch_sync;
+
+typedef enum {
+  COOP_SCHED_AUTO = 0,
+  COOP_SCHED_CLC,    /* cluster launch control (cc >= 10.0) */
+  COOP_SCHED_ATOMIC, /* persistent groups taking problems from an atomic counter */
+  COOP_SCHED_STATIC  /* problem i to group i mod groups */
+} coop_batch_schedule;
+
+typedef struct {
+  int sync;         /* coop_batch_sync */
+  int schedule;     /* coop_batch_schedule */
+  int group_blocks; /* blocks per group for row and cluster; 0: chosen from the sizes */
+  /* filled in by the solve: what ran */
+  int sync_used, schedule_used, group_blocks_used, groups_used;
+  int64_t barriers; /* group barriers passed, summed over groups (for the report) */
+  /* seconds each group spent in its problems (device clock; 0 where not
+   * measured: host, launch): the busiest group's and the mean over groups;
+   * busy_max / busy_mean is the load imbalance of the schedule */
+  double busy_max, busy_mean;
+} coop_batch_run;
+
+/* Solve every problem of bt on backend be: x holds the initial guesses in and
+ * the solutions out (row_off[count] values, host memory), res[count] is
+ * filled. The host backend solves problem after problem; the CUDA backend
+ * uploads, runs as opt says, and downloads. Errors: COOP_ERR_* (core/error.h);
+ * a mode the GPU cannot run (clc below cc 10.0) is COOP_ERR_INPUT. */
+int coop_batch_solve(coop_backend *be, const coop_batch *bt, const coop_batch_ctl *ctl,
+                     coop_batch_run *opt, double *x, coop_batch_result *res);
+
+/* backend versions (called by kernels/batch_api.c only) */
+int coop_batch_solve_host(const coop_batch *bt, const coop_batch_ctl *ctl, double *x,
+                          coop_batch_result *res);
+int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, const coop_batch_ctl *ctl,
+                          coop_batch_run *opt, double *x, coop_batch_result *res);
+
+/* Names of the enums, for keys and reports ("row", "atomic", ...); the name
+ * of a value outside the enum is "unknown". */
+const char *coop_batch_sync_name(int sync);
+const char *coop_batch_schedule_name(int schedule);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,80 @@
+/* Batched workloads: the [batch] section read into a description of B
+ * independent problems (generated shifted Poisson problems, or Matrix Market
+ * files), the dealing of problems to ranks, and one rank's problems built in
+ * the concatenated form of kernels/batch.h.
+ *
+ * Generated problem i: -lap(u) + s_i u = f on the unit square (cube), zero
+ * Dirichlet boundary, n_i interior points per side, the 5- (7-) point stencil
+ * scaled by 1/h^2 (h = 1/(n_i + 1)), rows x fastest. n_i, s_i and f depend
+ * only on (batch.seed, i) through splitmix64, never on the ranks.
+ * Input errors (COOP_ERR_INPUT) name the key with its file and line. */
+#ifndef COOP_PROBLEM_BATCH_H
+#define COOP_PROBLEM_BATCH_H
+
+#include <stdint.h>
+
+#include "core/comm.h"
+#include "io/config.h"
+#include "kernels/batch.h"
+
+enum { COOP_GEN_UNIFORM = 0, COOP_GEN_LOGUNIFORM = 1 };
+
+/* One value per problem: uniform on [lo, hi] (lo == hi: always lo) or
+ * log-uniform; integers (inclusive) for sizes, reals for shifts. */
+typedef struct {
+  int kind;
+  double lo, hi;
+} coop_batch_gen;
+
+typedef struct {
+  int64_t count;
+  int dim; /* generated problems: 2 or 3; 0 for matrices */
+  coop_batch_gen sizes, shift;
+  int rhs_random;
+  uint64_t seed;
+  int method, pc; /* coop_batch_method and pc: the work estimate depends on them */
+  /* matrices: count entries of batch.matrices; NULL for generated problems */
+  char *list;    /* batch.matrices, split in place (owned) */
+  char **matrix; /* paths, into list */
+  char **rhs;    /* right-hand side vector files; NULL entry: b = A*1 */
+  char *where;   /* "FILE:LINE: batch.matrices" (or its --set) for messages (owned) */
+  /* every problem, on every rank */
+  int64_t *rows;
+  int64_t *nnz; /* generated: exact; matrices: 2 x the size line's count (symmetric files
+                   expand to at most that) */
+  int64_t total_rows, total_nnz;
+} coop_batch_spec;
+
+/* Read [batch] and the solver keys into sp. Matrix files' size lines are read
+ * by rank 0 and broadcast (c NULL: read here, no MPI). Collective over c. */
+int coop_batch_spec_create(coop_batch_spec *sp, const coop_config *cfg, const coop_comm *c);
+void coop_batch_spec_destroy(coop_batch_spec *sp); /* accepts a zeroed or half-built one */
+
+/* Generated problem i: points per side, shift, and b of row j. */
+int64_t coop_batch_side(const coop_batch_spec *sp, int64_t i);
+double coop_batch_shift(const coop_batch_spec *sp, int64_t i);
+double coop_batch_rhs(const coop_batch_spec *sp, int64_t i, int64_t row);
+/* Estimated work of problem i: entries x iterations (Jacobi about the
+ * condition number kappa, CG about sqrt(kappa); kappa from the size and shift,
+ * or rows^(2/2) and rows^(1/2) for a matrix). */
+double coop_batch_cost(const coop_batch_spec *sp, int64_t i);
+
+/* owner[count]: the rank of each problem, greedy longest-processing-time on
+ * coop_batch_cost (ties to the lower id, then the lower rank), the same on
+ * every rank. */
+int coop_batch_deal(const coop_batch_spec *sp, int nranks, int32_t *owner);
+
+/* The problems i with owner[i] == rank, ascending i, into bt (host memory,
+ * x0 = 0). Reads this rank's matrix files; a zero diagonal with Jacobi or the
+ * Jacobi preconditioner is an input error naming the file and row. */
+int coop_batch_build(const coop_batch_spec *sp, const int32_t *owner, int rank, coop_batch *bt);
+void coop_batch_free(coop_batch *bt); /* accepts a zeroed or half-built one; zeroes it */
+
+/* Host bytes one rank holds for its problems (CSR, b, x0, x and the host
+ * solver's work) and device bytes on a GPU; what the dealing itself needs per
+ * problem of the whole batch (on every rank). */
+void coop_batch_memory(const coop_batch_spec *sp, const int32_t *owner, int rank, uint64_t *host,
+                       uint64_t *device);
+#define COOP_BATCH_DEAL_BYTES 48
+
+#endif

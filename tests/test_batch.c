@@ -1,0 +1,374 @@
+/* Batches: the generator (determinism, ranges, problem i the same at any rank
+ * count, the stencil it builds), the dealing (every problem once, balance),
+ * and the host solvers against answers worked out by hand. */
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backend.h"
+#include "core/error.h"
+#include "io/config.h"
+#include "kernels/batch.h"
+#include "problem/batch.h"
+#include "solvers/stop.h"
+#include "unit.h"
+
+static coop_config *config(const char *text) {
+  coop_config *cfg = NULL;
+  CU_ASSERT_EQUAL_FATAL(coop_config_create(&cfg), 0);
+  CU_ASSERT_EQUAL_FATAL(coop_config_parse(cfg, "t.ini", text), 0);
+  CU_ASSERT_EQUAL_FATAL(coop_config_validate(cfg), 0);
+  return cfg;
+}
+
+/* The spec of input text (which must be good). */
+static void spec_of(const char *text, coop_batch_spec *sp) {
+  coop_config *cfg = config(text);
+  CU_ASSERT_EQUAL_FATAL(coop_batch_spec_create(sp, cfg, NULL), 0);
+  coop_config_destroy(cfg);
+}
+
+/* The input error a spec of text gives, or "" when it gives none. */
+static const char *spec_error(const char *text) {
+  coop_batch_spec sp;
+  coop_config *cfg = config(text);
+  const int rc = coop_batch_spec_create(&sp, cfg, NULL);
+  coop_config_destroy(cfg);
+  if (!rc) coop_batch_spec_destroy(&sp);
+  CU_ASSERT(rc == 0 || rc == COOP_ERR_INPUT);
+  return rc ? coop_error_message() : "";
+}
+
+static const char gen3[] = "[batch]\ncount = 50\ndim = 3\nsizes = loguniform:2:12\nshift = uniform:0:100\n"
+                           "rhs = random\nseed = 7\n[solver]\nname = cg\n";
+
+static void test_determinism(void) {
+  coop_batch_spec a, b, c;
+  spec_of(gen3, &a);
+  spec_of(gen3, &b);
+  spec_of("[batch]\ncount = 50\ndim = 3\nsizes = loguniform:2:12\nshift = uniform:0:100\nrhs = random\n"
+          "seed = 8\n[solver]\nname = cg\n", &c);
+  int differ = 0;
+  for (int64_t i = 0; i < a.count; i++) {
+    CU_ASSERT_EQUAL(coop_batch_side(&a, i), coop_batch_side(&b, i));
+    CU_ASSERT_EQUAL(coop_batch_shift(&a, i), coop_batch_shift(&b, i));
+    CU_ASSERT_EQUAL(coop_batch_rhs(&a, i, 3), coop_batch_rhs(&b, i, 3));
+    differ += coop_batch_side(&a, i) != coop_batch_side(&c, i);
+  }
+  CU_ASSERT(differ > 10); /* another seed, another batch */
+  CU_ASSERT_EQUAL(a.total_rows, b.total_rows);
+  coop_batch_spec_destroy(&a);
+  coop_batch_spec_destroy(&b);
+  coop_batch_spec_destroy(&c);
+}
+
+static void test_ranges(void) {
+  coop_batch_spec sp;
+  spec_of("[batch]\ncount = 4000\nsizes = loguniform:3:4096\nshift = loguniform:0.5:8\n[solver]\n", &sp);
+  int64_t lo = 1 << 30, hi = 0, small = 0;
+  double slo = 1e300, shi = 0;
+  for (int64_t i = 0; i < sp.count; i++) {
+    const int64_t n = coop_batch_side(&sp, i);
+    const double s = coop_batch_shift(&sp, i);
+    lo = n < lo ? n : lo, hi = n > hi ? n : hi, small += n < 64;
+    slo = s < slo ? s : slo, shi = s > shi ? s : shi;
+    CU_ASSERT_EQUAL(sp.rows[i], n * n);
+    CU_ASSERT_EQUAL(sp.nnz[i], 5 * n * n - 4 * n);
+  }
+  CU_ASSERT(lo >= 3 && lo <= 4 && hi <= 4096 && hi >= 3000);
+  /* log-uniform: ln(64 / 3) / ln(4097 / 3) = 42% of the sides below 64 (uniform: 1.5%) */
+  CU_ASSERT(small > 4000 * 0.38 && small < 4000 * 0.47);
+  CU_ASSERT(slo >= 0.5 && slo < 0.52 && shi <= 8 && shi > 7.8);
+  coop_batch_spec_destroy(&sp);
+  spec_of("[batch]\ncount = 300\nsizes = uniform:5:7\n[solver]\n", &sp);
+  int seen[8] = {0};
+  for (int64_t i = 0; i < sp.count; i++) seen[coop_batch_side(&sp, i)]++;
+  CU_ASSERT(seen[5] > 60 && seen[6] > 60 && seen[7] > 60 && seen[5] + seen[6] + seen[7] == 300);
+  CU_ASSERT_EQUAL(coop_batch_shift(&sp, 17), 0.0); /* the default uniform:0 */
+  coop_batch_spec_destroy(&sp);
+}
+
+static void test_bad_generators(void) {
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nsizes = normal:4\n[solver]\n"),
+                                "t.ini:2: batch.sizes = normal:4: unknown generator 'normal'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nsizes = uniform:4:\n[solver]\n"), "expected uniform:LO:HI"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nsizes = uniform:9:4\n[solver]\n"), "LO = 9 is above HI = 4"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nsizes = uniform:4.5\n[solver]\n"), "integers"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nsizes = loguniform:8\n[solver]\n"), "needs a range"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nsizes = uniform:1:8\n[solver]\n"), "at least 2"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nsizes = uniform:4097\n[solver]\n"), "at most 4096 in 2D"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\ndim = 3\nsizes = uniform:2:257\n[solver]\n"), "at most 256 in 3D"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nshift = uniform:-1\n[solver]\n"), "reals >= 0"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nshift = loguniform:0:1\n[solver]\n"), "LO > 0"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\n[solver]\nname = bicgstab\n"), "jacobi or cg"));
+  CU_ASSERT_STRING_EQUAL(spec_error("[batch]\nsizes = uniform:2:4096\nshift = uniform:0:1e3\n[solver]\n"), "");
+  coop_error_clear();
+}
+
+/* Problem i's rows, entries and b: the same in a build for 1 rank and for 3. */
+static void test_rank_independence(void) {
+  coop_batch_spec sp;
+  spec_of(gen3, &sp);
+  int32_t *one = calloc((size_t)sp.count, sizeof *one), *three = malloc((size_t)sp.count * sizeof *three);
+  CU_ASSERT_EQUAL(coop_batch_deal(&sp, 3, three), 0);
+  coop_batch all, part[3];
+  CU_ASSERT_EQUAL_FATAL(coop_batch_build(&sp, one, 0, &all), 0);
+  for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL_FATAL(coop_batch_build(&sp, three, r, &part[r]), 0);
+  int64_t seen = 0;
+  for (int r = 0; r < 3; r++)
+    for (int64_t k = 0; k < part[r].count; k++, seen++) {
+      const int64_t i = part[r].id[k], n = part[r].row_off[k + 1] - part[r].row_off[k];
+      const int64_t a0 = all.row_off[i], p0 = part[r].row_off[k];
+      const int64_t na = all.rowptr[a0 + n] - all.rowptr[a0], np = part[r].rowptr[p0 + n] - part[r].rowptr[p0];
+      CU_ASSERT_EQUAL(all.id[i], i);
+      CU_ASSERT_EQUAL(all.row_off[i + 1] - a0, n);
+      CU_ASSERT_EQUAL_FATAL(na, np);
+      CU_ASSERT(!memcmp(all.b + a0, part[r].b + p0, (size_t)n * sizeof(double)));
+      CU_ASSERT(!memcmp(all.colind + all.rowptr[a0], part[r].colind + part[r].rowptr[p0], (size_t)na * 4));
+      CU_ASSERT(!memcmp(all.val + all.rowptr[a0], part[r].val + part[r].rowptr[p0], (size_t)na * 8));
+    }
+  CU_ASSERT_EQUAL(seen, sp.count);
+  for (int r = 0; r < 3; r++) coop_batch_free(&part[r]);
+  coop_batch_free(&all);
+  free(one);
+  free(three);
+  coop_batch_spec_destroy(&sp);
+}
+
+/* The 7-point stencil of a 3 x 3 x 3 problem: weights, neighbours, symmetry. */
+static void test_stencil(void) {
+  coop_batch_spec sp;
+  spec_of("[batch]\ncount = 1\ndim = 3\nsizes = uniform:3\nshift = uniform:2.5\n[solver]\n", &sp);
+  int32_t owner[1] = {0};
+  coop_batch bt;
+  CU_ASSERT_EQUAL_FATAL(coop_batch_build(&sp, owner, 0, &bt), 0);
+  CU_ASSERT_EQUAL(bt.row_off[1], 27);
+  CU_ASSERT_EQUAL(bt.rowptr[27], 7 * 27 - 6 * 9);
+  CU_ASSERT_EQUAL(bt.rowptr[14] - bt.rowptr[13], 7); /* the centre */
+  CU_ASSERT_EQUAL(bt.rowptr[1] - bt.rowptr[0], 4);   /* a corner */
+  double dense[27][27] = {{0}};
+  for (int i = 0; i < 27; i++) {
+    for (int64_t j = bt.rowptr[i]; j < bt.rowptr[i + 1]; j++) {
+      dense[i][bt.colind[j]] = bt.val[j];
+      if (j > bt.rowptr[i]) CU_ASSERT(bt.colind[j] > bt.colind[j - 1]);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(dense[i][i], 6 * 16 + 2.5, 0);
+    CU_ASSERT_EQUAL(bt.b[i], 1.0);
+  }
+  CU_ASSERT_EQUAL(dense[13][4], -16.0); /* z neighbour */
+  CU_ASSERT_EQUAL(dense[13][10], -16.0);
+  CU_ASSERT_EQUAL(dense[13][12], -16.0);
+  CU_ASSERT_EQUAL(dense[2][3], 0.0); /* x = 2 has no right neighbour in its row */
+  for (int i = 0; i < 27; i++)
+    for (int j = 0; j < 27; j++) CU_ASSERT_EQUAL(dense[i][j], dense[j][i]);
+  coop_batch_free(&bt);
+  coop_batch_spec_destroy(&sp);
+}
+
+static void test_dealing(void) {
+  coop_batch_spec sp;
+  spec_of("[batch]\ncount = 500\nsizes = loguniform:4:200\nshift = loguniform:0.01:1e4\n[solver]\nname = cg\n", &sp);
+  for (int n = 1; n <= 7; n += 3) {
+    int32_t *own = malloc((size_t)sp.count * sizeof *own), *again = malloc((size_t)sp.count * sizeof *again);
+    double load[7] = {0}, total = 0, biggest = 0;
+    CU_ASSERT_EQUAL(coop_batch_deal(&sp, n, own), 0);
+    CU_ASSERT_EQUAL(coop_batch_deal(&sp, n, again), 0);
+    CU_ASSERT(!memcmp(own, again, (size_t)sp.count * sizeof *own));
+    for (int64_t i = 0; i < sp.count; i++) {
+      CU_ASSERT_FATAL(own[i] >= 0 && own[i] < n); /* each problem once, to a rank that exists */
+      const double c = coop_batch_cost(&sp, i);
+      load[own[i]] += c, total += c, biggest = c > biggest ? c : biggest;
+    }
+    /* LPT's bound: at most 4/3 of the optimum, itself at least the mean and the biggest job */
+    const double opt = fmax(total / n, biggest);
+    for (int r = 0; r < n; r++) CU_ASSERT(load[r] <= 4.0 / 3.0 * opt * (1 + 1e-12) && load[r] > 0);
+    free(own);
+    free(again);
+  }
+  /* CG's work estimate falls as the shift grows (faster convergence) */
+  coop_batch_spec_destroy(&sp);
+  spec_of("[batch]\ncount = 2\nsizes = uniform:50\nshift = uniform:0:1e4\n[solver]\nname = cg\n", &sp);
+  const int bigger = coop_batch_shift(&sp, 1) > coop_batch_shift(&sp, 0);
+  CU_ASSERT_EQUAL(coop_batch_cost(&sp, 1) < coop_batch_cost(&sp, 0), bigger);
+  coop_batch_spec_destroy(&sp);
+}
+
+/* ---- the host solvers on systems with known answers ---- */
+
+/* A one-problem batch of a dense n x n matrix (zeros dropped). */
+static void dense_batch(int n, const double *a, const double *b, coop_batch *bt) {
+  memset(bt, 0, sizeof *bt);
+  bt->count = 1;
+  bt->id = calloc(1, sizeof *bt->id);
+  bt->row_off = malloc(2 * sizeof *bt->row_off);
+  bt->rowptr = malloc((size_t)(n + 1) * sizeof *bt->rowptr);
+  bt->colind = malloc((size_t)(n * n) * sizeof *bt->colind);
+  bt->val = malloc((size_t)(n * n) * sizeof *bt->val);
+  bt->b = malloc((size_t)n * sizeof *bt->b);
+  bt->x0 = calloc((size_t)n, sizeof *bt->x0);
+  bt->row_off[0] = 0, bt->row_off[1] = n, bt->rowptr[0] = 0;
+  for (int i = 0, q = 0; i < n; i++) {
+    for (int j = 0; j < n; j++)
+      if (a[i * n + j] != 0.0) bt->colind[q] = j, bt->val[q++] = a[i * n + j];
+    bt->rowptr[i + 1] = q;
+    bt->b[i] = b[i];
+  }
+}
+
+static coop_batch_result solve_dense(int n, const double *a, const double *b, int method, int pc, double rtol,
+                                     int64_t max_iter, double dtol, double *x) {
+  coop_batch bt;
+  coop_batch_result res;
+  const coop_batch_ctl ctl = {method, pc, rtol, 0.0, dtol, max_iter};
+  dense_batch(n, a, b, &bt);
+  memset(x, 0, (size_t)n * sizeof *x);
+  memset(&res, 0, sizeof res);
+  CU_ASSERT_EQUAL(coop_batch_solve_host(&bt, &ctl, x, &res), 0);
+  coop_batch_free(&bt);
+  return res;
+}
+
+static void test_one_by_one(void) {
+  const double a[1] = {4.0}, b[1] = {8.0};
+  double x[1];
+  for (int m = 0; m < 2; m++) {
+    const coop_batch_result r = solve_dense(1, a, b, m, 0, 1e-8, 100, 1e5, x);
+    CU_ASSERT_EQUAL(x[0], 2.0);
+    CU_ASSERT_EQUAL(r.iterations, 1);
+    CU_ASSERT_EQUAL(r.r0, 8.0);
+    CU_ASSERT_EQUAL(r.rnorm, 0.0);
+    CU_ASSERT_EQUAL(r.reason, COOP_CONVERGED_ATOL); /* 0 <= atol = 0 */
+    CU_ASSERT(r.seconds >= 0.0);
+  }
+}
+
+/* Jacobi by hand. Diagonal: exact after one step. [[2,1],[1,2]], b = A 1: the
+ * error flips and halves each step, ||r_k|| = 2^-k ||r_0|| exactly, so rtol =
+ * 1e-3 stops at k = 10 (2^-10 < 1e-3 < 2^-9); max_iter 5 stops at 5.
+ * [[1,2],[2,1]]: the error doubles, dtol = 10 stops at k = 4 (16 > 10 > 8). */
+static void test_jacobi_by_hand(void) {
+  const double d[9] = {2, 0, 0, 0, 4, 0, 0, 0, 8}, bd[3] = {1, 1, 1};
+  const double a[4] = {2, 1, 1, 2}, b[2] = {3, 3}, g[4] = {1, 2, 2, 1};
+  double x[3];
+  coop_batch_result r = solve_dense(3, d, bd, COOP_BATCH_JACOBI, 0, 1e-12, 100, 1e5, x);
+  CU_ASSERT_EQUAL(r.iterations, 1);
+  CU_ASSERT(x[0] == 0.5 && x[1] == 0.25 && x[2] == 0.125);
+  r = solve_dense(2, a, b, COOP_BATCH_JACOBI, 0, 1e-3, 100, 1e5, x);
+  CU_ASSERT_EQUAL(r.iterations, 10);
+  CU_ASSERT_EQUAL(r.reason, COOP_CONVERGED_RTOL);
+  CU_ASSERT_EQUAL(x[0], 1.0 - 1.0 / 1024); /* e_k = (-1/2)^k e_0, e_0 = -1 */
+  CU_ASSERT_DOUBLE_EQUAL(r.rnorm / r.r0, 1.0 / 1024, 1e-15);
+  r = solve_dense(2, a, b, COOP_BATCH_JACOBI, 0, 1e-3, 5, 1e5, x);
+  CU_ASSERT_EQUAL(r.iterations, 5);
+  CU_ASSERT_EQUAL(r.reason, COOP_DIVERGED_ITS);
+  CU_ASSERT_EQUAL(x[1], 1.0 + 1.0 / 32); /* the returned x is the one whose residual is reported */
+  CU_ASSERT_DOUBLE_EQUAL(r.rnorm, 3 * sqrt(2.0) / 32, 1e-15);
+  r = solve_dense(2, g, b, COOP_BATCH_JACOBI, 0, 1e-3, 100, 10, x);
+  CU_ASSERT_EQUAL(r.iterations, 4);
+  CU_ASSERT_EQUAL(r.reason, COOP_DIVERGED_DTOL);
+}
+
+/* CG on SPD systems: the answer, within n iterations, with and without pc. */
+static void test_cg_spd(void) {
+  const double a[9] = {4, 1, 0, 1, 3, 1, 0, 1, 2}, b[3] = {6, 10, 8}; /* x = (1, 2, 3) */
+  double x[3];
+  for (int pc = 0; pc < 2; pc++) {
+    const coop_batch_result r = solve_dense(3, a, b, COOP_BATCH_CG, pc, 1e-13, 100, 1e5, x);
+    CU_ASSERT(r.iterations <= 3 && coop_reason_converged(r.reason));
+    for (int i = 0; i < 3; i++) CU_ASSERT_DOUBLE_EQUAL(x[i], i + 1.0, 1e-12);
+  }
+  enum { N = 30 }; /* 1D Laplacian with a varying diagonal */
+  double *m = calloc(N * N, sizeof *m), bb[N], y[N];
+  for (int i = 0; i < N; i++) {
+    m[i * N + i] = 2.0 + 0.1 * i;
+    if (i) m[i * N + i - 1] = m[(i - 1) * N + i] = -1.0;
+    bb[i] = sin(i + 1.0);
+  }
+  for (int pc = 0; pc < 2; pc++) {
+    const coop_batch_result r = solve_dense(N, m, bb, COOP_BATCH_CG, pc, 1e-10, 1000, 1e5, y);
+    CU_ASSERT(r.iterations <= N && r.reason == COOP_CONVERGED_RTOL);
+    for (int i = 0; i < N; i++) { /* the true residual agrees with the recurrence's verdict */
+      double s = -bb[i];
+      for (int j = 0; j < N; j++) s += m[i * N + j] * y[j];
+      CU_ASSERT(fabs(s) < 1e-8);
+    }
+  }
+  free(m);
+}
+
+static void test_cg_breakdowns(void) {
+  const double a[4] = {1, 0, 0, -1}, b[2] = {0, 1};
+  double x[2];
+  coop_batch_result r = solve_dense(2, a, b, COOP_BATCH_CG, 0, 1e-8, 100, 1e5, x);
+  CU_ASSERT_EQUAL(r.reason, COOP_DIVERGED_INDEFINITE_MAT); /* (p, A p) = -1 */
+  CU_ASSERT_EQUAL(r.iterations, 0);
+  r = solve_dense(2, a, b, COOP_BATCH_CG, 1, 1e-8, 100, 1e5, x);
+  CU_ASSERT_EQUAL(r.reason, COOP_DIVERGED_INDEFINITE_PC); /* (r, z) = -1 */
+  const double z[4] = {0, 1, 1, 2}, bz[2] = {1, 1};
+  coop_batch bt;
+  coop_batch_result res;
+  const coop_batch_ctl ctl = {COOP_BATCH_JACOBI, 0, 1e-6, 0, 1e5, 10};
+  dense_batch(2, z, bz, &bt);
+  CU_ASSERT_EQUAL(coop_batch_solve_host(&bt, &ctl, x, &res), COOP_ERR_INPUT); /* zero diagonal */
+  CU_ASSERT_PTR_NOT_NULL(strstr(coop_error_message(), "zero or missing diagonal"));
+  coop_batch_free(&bt);
+  coop_error_clear();
+}
+
+/* Through the dispatch: a generated batch converges, what ran is named, and
+ * bad arguments are refused. */
+static void test_dispatch(void) {
+  coop_backend *be = NULL;
+  coop_batch_spec sp;
+  coop_batch bt;
+  CU_ASSERT_EQUAL_FATAL(coop_backend_host_create(&be), 0);
+  spec_of("[batch]\ncount = 6\nsizes = uniform:3:9\nshift = uniform:0:10\n[solver]\nname = cg\npc = jacobi\n", &sp);
+  int32_t owner[6] = {0};
+  CU_ASSERT_EQUAL_FATAL(coop_batch_build(&sp, owner, 0, &bt), 0);
+  double *x = calloc((size_t)bt.row_off[6], sizeof *x);
+  coop_batch_result res[6];
+  coop_batch_ctl ctl = {COOP_BATCH_CG, 1, 1e-10, 0, 1e5, 500};
+  coop_batch_run opt;
+  memset(&opt, 0xff, sizeof opt); /* what ran must be filled in */
+  opt.sync = COOP_BSYNC_ROW, opt.schedule = COOP_SCHED_ATOMIC, opt.group_blocks = 2;
+  CU_ASSERT_EQUAL(coop_batch_solve(be, &bt, &ctl, &opt, x, res), 0);
+  CU_ASSERT_STRING_EQUAL(coop_batch_sync_name(opt.sync_used), "host");
+  CU_ASSERT(opt.groups_used == 1 && opt.barriers == 0 && opt.busy_max == 0.0);
+  CU_ASSERT_STRING_EQUAL(coop_batch_schedule_name(COOP_SCHED_CLC), "clc");
+  CU_ASSERT_STRING_EQUAL(coop_batch_sync_name(99), "unknown");
+  for (int i = 0; i < 6; i++) {
+    const int64_t n = bt.row_off[i + 1] - bt.row_off[i];
+    CU_ASSERT(res[i].reason == COOP_CONVERGED_RTOL && res[i].iterations <= n);
+  }
+  ctl.method = 7;
+  CU_ASSERT_EQUAL(coop_batch_solve(be, &bt, &ctl, &opt, x, res), COOP_ERR_RUNTIME);
+  ctl.method = COOP_BATCH_CG;
+  bt.colind[3] = 1000; /* outside its problem */
+  CU_ASSERT_EQUAL(coop_batch_solve(be, &bt, &ctl, &opt, x, res), COOP_ERR_RUNTIME);
+  coop_error_clear();
+  free(x);
+  coop_batch_free(&bt);
+  coop_batch_spec_destroy(&sp);
+  be->destroy(be);
+}
+
+int main(int argc, char **argv) {
+  static const coop_unit_test tests[] = {
+      {"generator: determinism", test_determinism},
+      {"generator: ranges", test_ranges},
+      {"generator: bad values", test_bad_generators},
+      {"generator: the same problems at any rank count", test_rank_independence},
+      {"generator: the 7-point stencil", test_stencil},
+      {"dealing", test_dealing},
+      {"host: 1 x 1", test_one_by_one},
+      {"host: Jacobi by hand", test_jacobi_by_hand},
+      {"host: CG on SPD systems", test_cg_spd},
+      {"host: CG breakdowns, zero diagonal", test_cg_breakdowns},
+      {"dispatch", test_dispatch},
+  };
+  MPI_Init(&argc, &argv);
+  const int rc = coop_unit_run("batch", tests, sizeof tests / sizeof *tests);
+  MPI_Finalize();
+  return rc;
+}
