@@ -1,7 +1,9 @@
 #!/bin/sh
 # tools/: coopplot.py writes PNGs of the field (2D image, 3D mid-slices, a
 # matrix problem's vector) and of the residual history, of the asked size and
-# the right way up; h5check.py show prints a run's metadata; compare passes
+# the right way up, and of a [batch] run (the batch plot, and one problem's
+# solution where it belongs); h5check.py show prints a run's metadata
+# (a batch's too); compare passes
 # equal runs and fails a perturbed field, a NaN or another grid; layout wants
 # every description and variable-length strings.
 . "$COOP_SRCDIR/tests/common.sh"
@@ -81,6 +83,38 @@ $PY "$PLOT" "$TMP/nothere.h5" 2>/dev/null
 [ $? -eq 1 ] || fail "coopplot on a missing file: not exit 1"
 $PY "$PLOT" "$TMP/lap.h5" --what pictures 2>/dev/null
 [ $? -eq 2 ] || fail "coopplot --what pictures: not exit 2"
+
+# A [batch] run: coopplot's default there is the batch plot; --problem I adds
+# problem I's solution (rhs = 1: a bump, largest in the middle of the image)
+coop_mpirun 2 "$COOPSOLVE" --backend host "$INPUTS/batch.ini" --set batch.count=12 \
+  --set batch.sizes=uniform:9:20 --set batch.shift=uniform:0:1 --set output.monitor_every=0 --output "$TMP/bt.h5" >"$TMP/run.out" 2>&1 ||
+  { cat "$TMP/run.out"; fail "run bt"; }
+$PY "$PLOT" "$TMP/bt.h5" --problem 4 >"$TMP/plot.out" || fail "coopplot batch"
+printf '%s\n' "$TMP/bt-batch.png" "$TMP/bt-problem-4.png" | cmp -s - "$TMP/plot.out" ||
+  { cat "$TMP/plot.out"; fail "coopplot batch: not the files named"; }
+png "$TMP/bt-batch.png" 640 480
+png "$TMP/bt-problem-4.png" 640 480
+$PY - "$TMP/bt-problem-4.png" <<'EOF' || fail "batch problem image: no bump in the middle"
+import sys
+import matplotlib.image as mpimg
+import numpy as np
+img = mpimg.imread(sys.argv[1])[:, :, :3]
+h, w, _ = img.shape
+plot = img[:, : int(0.8 * w)]
+yellow = (plot[:, :, 0] > 0.85) & (plot[:, :, 1] > 0.8) & (plot[:, :, 2] < 0.35)
+rows, cols = np.nonzero(yellow)
+if not 10 < rows.size < 0.2 * plot.shape[0] * plot.shape[1] or \
+        not (0.35 * h < rows.mean() < 0.65 * h and 0.3 * w < cols.mean() < 0.6 * w):
+    print(f"{rows.size} yellow pixels at rows {rows.mean() / h:.2f} h, columns {cols.mean() / w:.2f} w")
+    sys.exit(1)
+EOF
+$PY "$PLOT" "$TMP/bt.h5" --problem 12 --out "$TMP/btbad" >/dev/null 2>&1
+[ $? -eq 1 ] || fail "coopplot --problem 12 of 12: not exit 1"
+! ls "$TMP"/btbad* >/dev/null 2>&1 || fail "coopplot wrote a PNG for a run with a missing problem"
+$PY "$H5CHECK" show "$TMP/bt.h5" >"$TMP/show.out" || fail "show batch"
+for want in "batch      12 problems (generated, " "cg pc jacobi" "converged_rtol 12; iterations "; do
+  grep -qF "$want" "$TMP/show.out" || { cat "$TMP/show.out"; fail "show batch: no '$want'"; }
+done
 
 # ---- h5check show -------------------------------------------------------
 $PY "$H5CHECK" show "$TMP/lap.h5" >"$TMP/show.out" || fail "show"

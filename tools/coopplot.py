@@ -2,7 +2,7 @@
 """Plot a coopsolve HDF5 output file as PNG images.
 
   coopplot.py FILE [--out PREFIX] [--what field,history] [--field NAME]
-              [--dpi N] [--size W,H]
+              [--problem I] [--dpi N] [--size W,H]
 
 writes
   PREFIX-NAME.png     the field: a 2D grid as an image in physical coordinates
@@ -10,6 +10,11 @@ writes
                       mid-slices (z, y and x through the middle point); a matrix
                       problem's vector against its row index
   PREFIX-history.png  the residual per check against the iteration, log scale
+  PREFIX-batch.png    a [batch] run (the default --what there): each problem's
+                      iterations and solve time against its rows, by reason
+  PREFIX-problem-I.png  with --problem I: problem I's solution, as an image for
+                      a generated 2D problem (mid-slice z for 3D), else
+                      against its row index
 PREFIX defaults to FILE without ".h5". Images are W x H inches at N dots per
 inch (default 6.4,4.8 and 100: 640 x 480 pixels). Prints each file written.
 
@@ -141,6 +146,77 @@ def plot_history(f, path, size, dpi):
     plt.close(fig)
 
 
+def batch_data(f):
+    b = f["batch"] if "batch" in f else None
+    if b is None or "iterations" not in b or "rows" not in b or "reason" not in b:
+        raise Failed("no /batch")
+    codes = {}
+    if "codes" in b["reason"].attrs:  # "0 none, 1 converged_rtol, ..."
+        for item in text(b["reason"].attrs["codes"]).split(","):
+            k, _, name = item.strip().partition(" ")
+            if k.lstrip("-").isdigit():
+                codes[int(k)] = name
+    return b, codes
+
+
+def plot_batch(f, path, size, dpi):
+    b, codes = batch_data(f)
+    rows, its, reason = b["rows"][()], b["iterations"][()], b["reason"][()]
+    sec = b["seconds"][()] if "seconds" in b else None
+    fig = plt.figure(figsize=size, dpi=dpi, layout="constrained")
+    axs = fig.subplots(1, 2 if sec is not None else 1, squeeze=False)[0]
+    for r in np.unique(reason):
+        k = reason == r
+        label = f"{codes.get(int(r), r)} ({int(k.sum())})"
+        axs[0].loglog(rows[k], np.maximum(its[k], 1), ".", label=label)
+        if sec is not None:
+            axs[1].loglog(rows[k], np.maximum(sec[k], 1e-9), ".", label=label)
+    axs[0].set_xlabel("rows")
+    axs[0].set_ylabel("iterations")
+    axs[0].legend(fontsize="small")
+    if sec is not None:
+        axs[1].set_xlabel("rows")
+        axs[1].set_ylabel("solve time of the problem, s")
+    for ax in axs:
+        ax.grid(True, which="both", alpha=0.3)
+    a = b.attrs
+    fig.suptitle(f"{rows.size} problems, {text(a.get('method', '?'))} pc {text(a.get('pc', '?'))}, "
+                 f"{text(a.get('sync_used', '?'))}/{text(a.get('schedule_used', '?'))}", fontsize="medium")
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+
+
+def plot_problem(f, i, path, size, dpi):
+    b, codes = batch_data(f)
+    off = b["offsets"][()]
+    if not 0 <= i < off.size - 1:
+        raise Failed(f"--problem {i}: the batch has problems 0 .. {off.size - 2}")
+    if "solution" not in b:
+        raise Failed("no /batch/solution (written with output.fields = false)")
+    x = b["solution"][off[i]:off[i + 1]].astype(np.float64)
+    side = int(b["side"][i]) if "side" in b else 0
+    dim = int(round(np.log(x.size) / np.log(side))) if side > 1 else 0
+    fig = plt.figure(figsize=size, dpi=dpi, layout="constrained")
+    ax = fig.add_subplot()
+    if dim in (2, 3) and side ** dim == x.size:  # generated: rows x fastest, on the unit box
+        c = np.arange(1, side + 1) / (side + 1)
+        u = x.reshape((side,) * dim)
+        if dim == 3:
+            u = u[side // 2]
+        fig.colorbar(image(ax, u, c, c, "x", "y", None), ax=ax, label="x")
+        what = f"{dim}D, {side} points per side" + (", mid-slice z" if dim == 3 else "")
+    else:
+        ax.plot(np.arange(x.size), x, ".", markersize=2)
+        ax.set_xlabel("row")
+        ax.set_ylabel("x")
+        what = f"{x.size} rows"
+    reason = int(b["reason"][i])
+    ax.set_title(f"problem {i}: {what}; {codes.get(reason, reason)} after {int(b['iterations'][i])} iterations",
+                 fontsize="medium")
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+
+
 def size_arg(s):
     try:
         w, h = (float(v) for v in s.split(","))
@@ -155,19 +231,32 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("file")
     p.add_argument("--out", help="prefix of the PNG names (default: FILE without .h5)")
-    p.add_argument("--what", default="field,history", help="field, history or both (default)")
+    p.add_argument("--what", help="field, history or both (default); batch for a [batch] run (its default)")
+    p.add_argument("--problem", type=int, help="a [batch] run: also plot problem I's solution")
     p.add_argument("--field", help="the field to plot (default: u, else x, else the first)")
     p.add_argument("--dpi", type=int, default=100, help="dots per inch (default 100)")
     p.add_argument("--size", type=size_arg, default=(6.4, 4.8), help="W,H in inches (default 6.4,4.8)")
     args = p.parse_args(argv)
-    what = set(args.what.split(","))
-    if not what or what - {"field", "history"}:
-        p.error(f"--what {args.what!r}: expected field, history or field,history")
+    what = set(args.what.split(",")) if args.what else set()
+    if args.what is not None and (not what or what - {"field", "history", "batch"}):
+        p.error(f"--what {args.what!r}: expected field, history, field,history or batch")
     if not 10 <= args.dpi <= 1000:
         p.error("--dpi: from 10 to 1000")
     prefix = args.out or (args.file[:-3] if args.file.endswith(".h5") else args.file)
     try:
         with h5py.File(args.file, "r") as f:
+            if not what:
+                what = {"batch"} if "batch" in f else {"field", "history"}
+            if args.problem is not None:  # checked before anything is written
+                n = batch_data(f)[0]["offsets"].shape[0] - 1
+                if not 0 <= args.problem < n:
+                    raise Failed(f"--problem {args.problem}: the batch has problems 0 .. {n - 1}")
+            if "batch" in what:
+                plot_batch(f, f"{prefix}-batch.png", args.size, args.dpi)
+                print(f"{prefix}-batch.png")
+            if args.problem is not None:
+                plot_problem(f, args.problem, f"{prefix}-problem-{args.problem}.png", args.size, args.dpi)
+                print(f"{prefix}-problem-{args.problem}.png")
             if "field" in what:
                 names = list(f["fields"]) if "fields" in f else []
                 name = args.field or next((n for n in ("u", "x") if n in names), names[0] if names else "u")

@@ -587,6 +587,30 @@ def show_time_series(f):
     print(f"  series     {st.size} snapshots of u {g['u'].dtype} {g['u'].shape[1:]}{span}")
 
 
+def show_batch(f):
+    b = f.get("batch")
+    if b is None or "iterations" not in b or "reason" not in b:
+        return
+    a = b.attrs
+    get = lambda k: text(a[k]) if k in a else "?"
+    its, reason = b["iterations"][()], b["reason"][()]
+    rows = b["rows"][()] if "rows" in b else None
+    codes = {}
+    if "codes" in b["reason"].attrs:  # "0 none, 1 converged_rtol, ..."
+        for item in text(b["reason"].attrs["codes"]).split(","):
+            k, _, name = item.strip().partition(" ")
+            if k.lstrip("-").isdigit():
+                codes[int(k)] = name
+    counts = ", ".join(f"{codes.get(int(r), r)} {int((reason == r).sum())}" for r in np.unique(reason))
+    size = f", {int(rows.min())} .. {int(rows.max())} rows each" if rows is not None and rows.size else ""
+    print(f"  batch      {its.size} problems ({get('source')}{size}), {get('method')} pc {get('pc')}, "
+          f"{get('sync_used')}/{get('schedule_used')} on rank 0")
+    if its.size:
+        slow = int(np.argmax(b["seconds"][()])) if "seconds" in b else -1
+        print(f"             {counts}; iterations {int(its.min())} .. {int(its.max())}, {int(its.sum())} in all"
+              + (f"; slowest problem {slow}" if slow >= 0 else ""))
+
+
 def show_history(f):
     h = f.get("history")
     if h is None or "iteration" not in h or "residual" not in h:
@@ -617,6 +641,7 @@ def cmd_show(args):
         show_solver(f)
         show_history(f)
         show_time_series(f)
+        show_batch(f)
         for name, d in f.get("timing", {}).items():
             v = d[()]
             print(f"  timing     {name}: min {v.min():.4g} s, max {v.max():.4g} s over {v.size} ranks")
