@@ -32,6 +32,10 @@ typedef struct {
   double *x0;         /* row_off[count]: initial guesses */
 } coop_batch;
 
+/* Most rows of one problem: the GPU kernels' row loops step a 32-bit index by
+ * up to the threads of a grid (2^22 leaves room for any resident grid). */
+#define COOP_BATCH_MAX_ROWS (INT32_MAX - (1 << 22))
+
 typedef enum { COOP_BATCH_JACOBI = 0, COOP_BATCH_CG = 1 } coop_batch_method;
 
 /* The same rule for every problem of the batch. Jacobi checks its residual

@@ -19,7 +19,7 @@ int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, const coop_bat
 /* Problem i's rows and entries lie inside the arrays, its columns inside its rows. */
 static int check_problem(const coop_batch *bt, int64_t i) {
   const int64_t lo = bt->row_off[i], hi = bt->row_off[i + 1];
-  if (hi < lo || hi - lo > INT32_MAX)
+  if (hi < lo || hi - lo > COOP_BATCH_MAX_ROWS)
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_batch_solve: problem %lld has rows [%lld, %lld)",
                       (long long)i, (long long)lo, (long long)hi);
   for (int64_t r = lo; r < hi; r++) {

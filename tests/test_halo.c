@@ -81,6 +81,57 @@ static void test_regions(void) {
   CU_ASSERT_EQUAL(coop_region_points(&send[0]), 13 * 2 * 7);
 }
 
+/* coop_halo_split on a halo with the given neighbours (bit 2a + side): every
+ * owned point lies in exactly one part; the strips (all parts but the last)
+ * hold exactly the points within g of a face with a neighbour. */
+static void split_case(int dim, const int64_t n[3], int g, unsigned nbrs) {
+  const double h[3] = {1, 1, 1};
+  coop_stencil s;
+  coop_stencil_init(&s, dim, COOP_FP64, n, g, h);
+  coop_halo halo;
+  memset(&halo, 0, sizeof halo);
+  halo.s = &s.grid;
+  for (int a = 0; a < 3; a++)
+    for (int side = 0; side < 2; side++)
+      halo.nbr[a][side] = (nbrs >> (2 * a + side)) & 1u ? 0 : MPI_PROC_NULL;
+  coop_region parts[2 * 3 + 1];
+  const int np = coop_halo_split(&halo, parts);
+  CU_ASSERT(np >= 0 && np <= 2 * dim);
+  const coop_region own = coop_region_owned(&s.grid);
+  int64_t bad = 0, points = 0;
+  for (int64_t z = own.lo[2]; z < own.hi[2]; z++)
+    for (int64_t y = own.lo[1]; y < own.hi[1]; y++)
+      for (int64_t x = own.lo[0]; x < own.hi[0]; x++) {
+        const int64_t p[3] = {x, y, z};
+        int in = 0, strip = 0, near = 0;
+        for (int i = 0; i <= np; i++) {
+          int inside = 1;
+          for (int a = 0; a < 3; a++) inside &= p[a] >= parts[i].lo[a] && p[a] < parts[i].hi[a];
+          in += inside;
+          strip |= inside && i < np;
+        }
+        for (int a = 0; a < dim; a++)
+          near |= (halo.nbr[a][0] != MPI_PROC_NULL && p[a] < own.lo[a] + g) ||
+                  (halo.nbr[a][1] != MPI_PROC_NULL && p[a] >= own.hi[a] - g);
+        bad += in != 1 || strip != near;
+        points++;
+      }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(points, (int64_t)coop_grid_owned(&s.grid));
+}
+
+static void test_split(void) {
+  const int64_t a[3] = {9, 8, 1}, thin[3] = {3, 2, 1}, cube[3] = {6, 5, 4}, one[3] = {5, 5, 5};
+  split_case(2, a, 1, 0x0);   /* no neighbours: one part, the box */
+  split_case(2, a, 2, 0xf);   /* all four faces, deep halo */
+  split_case(2, a, 3, 0x9);   /* x lo, y hi */
+  split_case(2, thin, 2, 0xf); /* thinner than two ghost widths: the strips take it all */
+  split_case(2, thin, 3, 0x3); /* as thin as the ghost width along x */
+  split_case(3, cube, 2, 0x3f);
+  split_case(3, cube, 1, 0x24); /* y lo, z hi */
+  split_case(3, one, 2, 0x30);  /* z only */
+}
+
 static void test_2d_g1(void) { exchange_case(2, 1, COOP_FP64); }
 static void test_2d_g2(void) { exchange_case(2, 2, COOP_FP64); }
 static void test_3d_g1(void) { exchange_case(3, 1, COOP_FP64); }
@@ -89,6 +140,7 @@ static void test_3d_g2_fp32(void) { exchange_case(3, 2, COOP_FP32); }
 int main(int argc, char **argv) {
   static const coop_unit_test tests[] = {
       {"regions", test_regions},
+      {"split into strips and interior", test_split},
       {"2D ghost 1", test_2d_g1},
       {"2D ghost 2 (corners)", test_2d_g2},
       {"3D ghost 1", test_3d_g1},

@@ -61,7 +61,7 @@ static int other_kind(const coop_config *cfg, const char *key, const char *why) 
 int coop_batch_check_keys(const coop_config *cfg) {
   static const char *const not_batch[] = {
       "solver.check_every", "solver.cg_single_reduction", "solver.alpha", "solver.dt",
-      "solver.precision", "run.halo", "run.blocks", "run.restart", "output.every",
+      "solver.precision", "run.halo", "run.blocks", "run.overlap", "run.restart", "output.every",
       "output.checkpoint_every", "output.checkpoint_minutes"};
   const char *sync = coop_config_str(cfg, "run.sync");
   if (!coop_config_has_section(cfg, "batch")) {
@@ -77,6 +77,14 @@ int coop_batch_check_keys(const coop_config *cfg) {
   for (size_t k = 0; k < sizeof not_batch / sizeof *not_batch; k++)
     if (!coop_config_is_default(cfg, not_batch[k]))
       return other_kind(cfg, not_batch[k], "does not apply to a [batch] input");
+  /* the size of a row or cluster group (grid mode lays its groups out as rows):
+   * with auto, block or launch it would be ignored or refused for a mode not asked for */
+  if (!coop_config_is_default(cfg, "run.group_blocks") && strcmp(sync, "row") && strcmp(sync, "cluster") &&
+      strcmp(sync, "grid"))
+    return coop_error_input("run.group_blocks = %s (from %s) sizes the groups of run.sync = row, cluster or grid, "
+                            "not of run.sync = %s (from %s)", coop_config_text(cfg, "run.group_blocks"),
+                            coop_config_origin(cfg, "run.group_blocks"), sync,
+                            coop_config_origin(cfg, "run.sync"));
   return 0;
 }
 

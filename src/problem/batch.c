@@ -190,23 +190,28 @@ static int read_size(const coop_batch_spec *sp, int64_t i, int64_t *rows, int64_
   int64_t nr, nc, ann;
   const int rc = coop_mm_read_size(sp->matrix[i], &nr, &nc, &ann);
   if (rc) return entry_error(sp, i, rc);
-  if (nr != nc || nr < 1 || nr > INT32_MAX)
+  if (nr != nc || nr < 1 || nr > COOP_BATCH_MAX_ROWS)
     return coop_error_input("%s entry %lld: %s: the matrix is %lld x %lld: expected square, with "
-                            "1 to 2^31-1 rows", sp->where, (long long)i + 1, sp->matrix[i],
-                            (long long)nr, (long long)nc);
+                            "1 to %d rows", sp->where, (long long)i + 1, sp->matrix[i],
+                            (long long)nr, (long long)nc, COOP_BATCH_MAX_ROWS);
   *rows = nr;
   *nnz = ann <= INT64_MAX / 2 ? 2 * ann : INT64_MAX;
   return 0;
 }
 
-/* Rank 0 reads every size line and tells the others (c NULL: no MPI). */
-static int matrix_sizes(coop_batch_spec *sp, const coop_comm *c) {
+/* Rank 0 reads every size line and tells the others (c NULL: no MPI). local:
+ * this rank's status so far (its arrays), agreed first so that no rank waits
+ * in a broadcast another one never reaches. */
+static int matrix_sizes(coop_batch_spec *sp, const coop_comm *c, int local) {
   int st = 0;
+  if (c) COOP_CHECK(coop_comm_agree(c, local));
+  else if (local) return local;
   if (!c || c->rank == 0)
     for (int64_t i = 0; i < sp->count && !st; i++) st = read_size(sp, i, &sp->rows[i], &sp->nnz[i]);
   if (!c) return st;
   COOP_MPI(MPI_Bcast(&st, 1, MPI_INT, 0, c->world));
-  if (st) return c->rank ? coop_error_input("%s: rank 0 could not read the files", sp->where) : st;
+  /* rank 0 tells the user why, with its own status (input error or not) */
+  if (st) return c->rank ? coop_error_remote(st, "%s: rank 0 could not read the files", sp->where) : st;
   COOP_MPI(MPI_Bcast(sp->rows, (int)sp->count, MPI_INT64_T, 0, c->world));
   COOP_MPI(MPI_Bcast(sp->nnz, (int)sp->count, MPI_INT64_T, 0, c->world));
   return 0;
@@ -275,8 +280,9 @@ static int spec_read(coop_batch_spec *sp, const coop_config *cfg, const coop_com
   }
   sp->rows = malloc((size_t)sp->count * sizeof *sp->rows);
   sp->nnz = malloc((size_t)sp->count * sizeof *sp->nnz);
-  if (!sp->rows || !sp->nnz) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  if (sp->list) COOP_CHECK(matrix_sizes(sp, c));
+  const int mem = !sp->rows || !sp->nnz ? COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory") : 0;
+  if (sp->list) COOP_CHECK(matrix_sizes(sp, c, mem));
+  else if (mem) return mem;
   else generated_sizes(sp);
   return totals(sp, cfg);
 }
@@ -527,8 +533,10 @@ void coop_batch_memory(const coop_batch_spec *sp, const int32_t *owner, int rank
   double h = own + 40 * most + (double)COOP_BATCH_DEAL_BYTES * (double)sp->count;
   if (rank == 0) /* the gathered results and solutions */
     h += 8 * (double)sp->total_rows + 64 * (double)sp->count;
-  /* the GPU: CSR, b, x, four CG vectors per problem, results */
-  const double d = csr + 48 * rows + 64 * count;
+  /* the GPU, the most any mode takes: CSR, b, x and CG's six work vectors
+   * with the Jacobi preconditioner (r, q, two directions, z, the diagonal),
+   * results, and launch mode's state (per problem, and per 256-row chunk) */
+  const double d = csr + 64 * rows + rows / 8 + 136 * count;
   *host = h < 1.8e19 ? (uint64_t)h : UINT64_MAX;
   *device = d < 1.8e19 ? (uint64_t)d : UINT64_MAX;
 }
