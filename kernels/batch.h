@@ -57,6 +57,10 @@ typedef struct {
   int pc;      /* CG: 0 none, 1 Jacobi (diagonal) */
   double rtol, atol, dtol;
   int64_t max_iter;
+  /* The host solves no further problem once a signal is pending
+   * (core/signal.h); those left have reason COOP_REASON_NONE, 0 iterations and
+   * NaN norms, and x keeps their initial guesses. A GPU launch runs to its end. */
+  int stop_on_signal;
 } coop_batch_ctl;
 
 /* Per problem, what came out. */

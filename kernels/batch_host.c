@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "core/signal.h"
 #include "kernels/batch.h"
 #include "solvers/stop.h"
 
@@ -168,7 +169,16 @@ int coop_batch_solve_host(const coop_batch *bt, const coop_batch_ctl *ctl, doubl
   work w = {malloc(n * sizeof(double)), malloc(n * sizeof(double)), malloc(n * sizeof(double)),
             malloc(n * sizeof(double)), malloc(n * sizeof(double))};
   int rc = w.r && w.d && w.z && w.p && w.q ? 0 : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  for (int64_t i = 0; !rc && i < bt->count; i++) rc = solve_one(bt, i, ctl, &w, x, &res[i]);
+  for (int64_t i = 0; !rc && i < bt->count; i++) {
+    if (ctl->stop_on_signal && coop_signal_pending()) { /* the batch system wants the job to end */
+      for (; i < bt->count; i++) {
+        const coop_batch_result none = {0, NAN, NAN, COOP_REASON_NONE, 0.0};
+        res[i] = none;
+      }
+      break;
+    }
+    rc = solve_one(bt, i, ctl, &w, x, &res[i]);
+  }
   free(w.r);
   free(w.d);
   free(w.z);

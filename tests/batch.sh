@@ -8,7 +8,9 @@
 #     (seed, i) with numpy: its residual is what the file says it is;
 #   - b = A*1 matrix problems come out as x = 1, a given b file as its x;
 #   - a larger shift converges faster; --dry-run writes nothing; a failing
-#     rank stops all (status 1, one message, no file).
+#     rank stops all (status 1, one message, no file);
+#   - SIGTERM: the problems solved so far are written, the others with reason
+#     none, status 3; run.on_signal = continue solves them all.
 . "$COOP_SRCDIR/tests/common.sh"
 coop_tmpdir
 coop_python
@@ -181,6 +183,46 @@ rc=$?
 [ "$(grep -c '^coopsolve:' "$TMP/f.err")" = 1 ] || { cat "$TMP/f.err"; fail "fault: not one message"; }
 grep -q '^coopsolve: rank 1: .*fault injected' "$TMP/f.err" || { cat "$TMP/f.err"; fail "fault: message"; }
 [ ! -e "$TMP/f.h5" ] || fail "fault: an output file was written"
+
+# ---- SIGTERM (scancel, a time limit): the solved problems are kept, the
+# others have reason none, status 3; run.on_signal = continue finishes all ----
+ini long '[batch]|count = 60|sizes = uniform:250:350|shift = uniform:0:1|seed = 3|[solver]|name = cg|rtol = 1e-10|max_iter = 100000'
+(cd "$TMP" && coop_mpirun 2 "$COOPSOLVE" --backend host long.ini --output sig.h5 --set output.monitor_every=0 \
+  >"$TMP/sig.out" 2>"$TMP/sig.err") &
+pid=$!
+sleep 2
+pkill -TERM -f "^[^ ]*coopsolve .*--output sig.h5" || fail "SIGTERM: no ranks to signal"
+timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.2; done" || fail "SIGTERM: the run did not stop"
+wait $pid
+rc=$?
+[ $rc -eq 3 ] || { cat "$TMP/sig.out" "$TMP/sig.err"; fail "SIGTERM: exit status $rc, not 3"; }
+grep -q "^coopsolve: stopped by SIGTERM: [0-9]* of 60 problems solved" "$TMP/sig.out" ||
+  { cat "$TMP/sig.out"; fail "SIGTERM: no message"; }
+$PY - "$TMP/sig.h5" <<'EOF' || fail "SIGTERM: the output is not what was solved"
+import sys, h5py, numpy as np
+b = h5py.File(sys.argv[1])["batch"]
+r, it, res, r0 = b["reason"][:], b["iterations"][:], b["residual"][:], b["r0"][:]
+off, x = b["offsets"][:], b["solution"][:]
+left = r == 0
+assert left.any(), "every problem was solved before the signal"
+assert (it[left] == 0).all() and np.isnan(res[left]).all(), "an unsolved problem has results"
+assert (r[~left] == 1).all() and (res[~left] <= 1e-10 * r0[~left]).all(), "a solved problem is not converged"
+for i in np.nonzero(left)[0]:
+    assert not x[off[i]:off[i + 1]].any(), f"problem {i}: not its initial guess"
+print(f"SIGTERM: {int((~left).sum())} solved, {int(left.sum())} left")
+EOF
+ini cont '[batch]|count = 24|sizes = uniform:150:200|seed = 3|[solver]|name = cg|rtol = 1e-10|[run]|on_signal = continue'
+(cd "$TMP" && coop_mpirun 2 "$COOPSOLVE" --backend host cont.ini --output cont.h5 --set output.monitor_every=0 \
+  >"$TMP/cont.out" 2>"$TMP/cont.err") &
+pid=$!
+sleep 1
+signalled=0
+pkill -USR1 -f "^[^ ]*coopsolve .*--output cont.h5" && signalled=1
+wait $pid || { cat "$TMP/cont.out" "$TMP/cont.err"; fail "on_signal = continue: exit status $?"; }
+$PY -c 'import h5py, sys; sys.exit(0 if (h5py.File(sys.argv[1])["batch"]["reason"][:] == 1).all() else 1)' \
+  "$TMP/cont.h5" || fail "on_signal = continue: not every problem solved"
+[ $signalled = 0 ] || grep -q "SIGUSR1 during the solve; every problem was solved" "$TMP/cont.err" ||
+  { cat "$TMP/cont.err"; fail "on_signal = continue: no note of the signal"; }
 
 # ---- the example input runs (smaller, same keys) ----
 run 2 example "$COOP_SRCDIR/inputs/batch.ini" --set batch.count=16

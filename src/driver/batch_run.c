@@ -12,6 +12,7 @@
 
 #include "coop_build.h"
 #include "core/backend.h"
+#include "core/signal.h"
 #include "driver/budget.h"
 #include "driver/report.h"
 #include "io/io.h"
@@ -47,6 +48,7 @@ typedef struct {
   coop_batch_result *res;
   double t[NPH];
   double t_solve_max;
+  int signal, unsolved; /* a signal stopped the solve (any rank), and left problems unsolved */
   int64_t groups, barriers; /* summed over the ranks */
   gathered g;
 } bstate;
@@ -242,6 +244,7 @@ static void controls(bstate *s) {
   s->ctl.atol = coop_config_real(cfg, "solver.atol");
   s->ctl.dtol = coop_config_real(cfg, "solver.dtol");
   s->ctl.max_iter = coop_config_int(cfg, "solver.max_iter");
+  s->ctl.stop_on_signal = strcmp(coop_config_str(cfg, "run.on_signal"), "exit") == 0;
   memset(&s->opt, 0, sizeof s->opt);
   s->opt.sync = pick(coop_config_str(cfg, "run.sync"), sync, 6); /* the enum's order */
   s->opt.schedule = pick(coop_config_str(cfg, "run.schedule"), sched, 4);
@@ -265,6 +268,26 @@ static int solve(bstate *s) {
   COOP_CHECK(coop_batch_solve(s->be, &s->bt, &s->ctl, &s->opt, s->x, s->res));
   s->t[PH_SOLVE] = MPI_Wtime() - t0;
   if (coop_fault(s->c, "solve")) return COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT)");
+  return 0;
+}
+
+/* After the solve: a signal seen by any rank (SIGTERM from scancel or a time
+ * limit, SIGUSR1/2 from sbatch --signal). With run.on_signal = exit the host
+ * stopped taking problems; the output then holds what was solved, the rest
+ * with reason none, and the run ends with status 3. *stop: that status, or 0. */
+static int signal_taken(bstate *s, int *stop) {
+  int v[2] = {coop_signal_pending(), 0};
+  for (int64_t i = 0; i < s->bt.count; i++) v[1] += s->res[i].reason == COOP_REASON_NONE;
+  COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, s->c->world));
+  s->signal = v[0];
+  s->unsolved = v[1] > 0;
+  *stop = 0;
+  if (!v[0]) return 0;
+  coop_signal_clear();
+  if (s->c->rank == 0 && !s->unsolved)
+    fprintf(stderr, "coopsolve: %s during the solve; every problem was solved%s\n", coop_signal_name(v[0]),
+            s->ctl.stop_on_signal ? "" : " (run.on_signal = continue)");
+  *stop = s->unsolved ? 3 : 0; /* the status of a run stopped by a signal (src/driver/app.c) */
   return 0;
 }
 
@@ -584,6 +607,13 @@ static int finish(bstate *s) {
   if ((rc = step(s->c, rc))) return rc;
   if ((rc = step(s->c, write_output(s, devices, gpus)))) return rc;
   if (s->c->rank == 0) print_summary(s, devices);
+  if (s->c->rank == 0 && s->unsolved) {
+    int64_t left = 0;
+    for (int64_t i = 0; i < s->sp.count; i++) left += s->g.reason[i] == COOP_REASON_NONE;
+    printf("coopsolve: stopped by %s: %lld of %lld problems solved; the other %lld have reason none in "
+           "/batch/reason (0 iterations, the initial guess as solution)\n", coop_signal_name(s->signal),
+           (long long)(s->sp.count - left), (long long)s->sp.count, (long long)left);
+  }
   return 0;
 }
 
@@ -608,7 +638,10 @@ int coop_run_batch(const coop_comm *c, const coop_batch_input *in) {
   s->in = in;
   if (!(st = plan(s)) && !in->dry_run) {
     s->t[PH_SETUP] = MPI_Wtime() - in->t_start - s->t[PH_BUILD];
-    if (!(st = step(c, setup_solve(s))) && !(st = step(c, solve(s)))) st = finish(s);
+    int stop = 0;
+    if (!(st = step(c, setup_solve(s))) && !(st = step(c, solve(s))) && !(st = step(c, signal_taken(s, &stop))) &&
+        !(st = finish(s)))
+      st = stop;
   }
   gather_free(&s->g);
   free(s->x);
