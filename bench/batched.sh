@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Batched solves on the GPU (kernels/batch.cu), every synchronisation mode and
+# Batched solves on the GPU (solvers/batch_cuda.cu), every synchronisation mode and
 # schedule side by side, with the barrier costs of the same GPU measured in the
 # same call (bench/batched.cu: grid.sync(), the row barrier at 1 .. 64 rows,
 # cluster.sync() at 2 .. 16 blocks).

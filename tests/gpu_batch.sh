@@ -1,5 +1,5 @@
 #!/bin/sh
-# Batch runs on the GPU (kernels/batch.cu) against the host backend: every
+# Batch runs on the GPU (solvers/batch_cuda.cu) against the host backend: every
 # sync mode (row, cluster, block, grid, launch, auto) with the static and
 # atomic schedules, for jacobi, cg and cg + jacobi pc on generated 2D and 3D
 # batches of uneven sizes and shifts, gives every problem the host's

@@ -9,7 +9,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "io/config.h"
-#include "kernels/batch.h"
+#include "solvers/batch.h"
 #include "problem/batch.h"
 #include "solvers/stop.h"
 #include "unit.h"

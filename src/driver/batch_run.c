@@ -16,7 +16,7 @@
 #include "driver/budget.h"
 #include "driver/report.h"
 #include "io/io.h"
-#include "kernels/batch.h"
+#include "solvers/batch.h"
 #include "problem/batch.h"
 #include "solvers/stop.h"
 

@@ -1,7 +1,7 @@
 /* Batched workloads: the [batch] section read into a description of B
  * independent problems (generated shifted Poisson problems, or Matrix Market
  * files), the dealing of problems to ranks, and one rank's problems built in
- * the concatenated form of kernels/batch.h.
+ * the concatenated form of solvers/batch.h.
  *
  * Generated problem i: -lap(u) + s_i u = f on the unit square (cube), zero
  * Dirichlet boundary, n_i interior points per side, the 5- (7-) point stencil
@@ -15,7 +15,7 @@
 
 #include "core/comm.h"
 #include "io/config.h"
-#include "kernels/batch.h"
+#include "solvers/batch.h"
 
 enum { COOP_GEN_UNIFORM = 0, COOP_GEN_LOGUNIFORM = 1 };
 

@@ -1,4 +1,4 @@
-/* Batched solves on the GPU (kernels/batch.h): many independent problems, each
+/* Batched solves on the GPU (solvers/batch.h): many independent problems, each
  * solved whole by one group of threads with its own stop test, the groups
  * taking problems from a scheduler (kernels/sched.cuh). The groups, one per
  * rung of the synchronisation ladder (kernels/barrier.cuh):
@@ -24,7 +24,7 @@
  *            reduction; the host reads a device count of active problems
  *            every kLaunchCheck steps: the classic baseline.
  *
- * The arithmetic is the host reference's (kernels/batch_host.c): rows in
+ * The arithmetic is the host reference's (solvers/batch_host.c): rows in
  * stored order, each product and sum rounded on its own (__dmul_rn and
  * __dadd_rn: no fused multiply-add, which the host's C does not use), the same
  * divisions by the diagonal. Only the dot products' order differs (per-thread
@@ -44,9 +44,9 @@
 #include <string.h>
 
 #include "kernels/barrier.cuh"
-#include "kernels/batch.h"
 #include "kernels/cuda_check.cuh"
 #include "kernels/sched.cuh"
+#include "solvers/batch.h"
 #include "solvers/stop.h"
 
 namespace cg = cooperative_groups;

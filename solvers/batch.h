@@ -5,9 +5,9 @@
  * [row_off[i], row_off[i+1]) of x and b, and its entries name columns
  * relative to its own first row, so a problem's arrays are usable alone.
  *
- * Host reference in kernels/batch_host.c, CUDA in kernels/batch.cu (the
+ * Host reference in solvers/batch_host.c, CUDA in solvers/batch_cuda.cu (the
  * synchronisation modes and schedulers of the design's ladder), the dispatch
- * in kernels/batch_api.c. */
+ * in solvers/batch.c. */
 #ifndef COOP_BATCH_H
 #define COOP_BATCH_H
 
@@ -40,7 +40,7 @@ typedef enum { COOP_BATCH_JACOBI = 0, COOP_BATCH_CG = 1 } coop_batch_method;
 
 /* The same rule for every problem of the batch. Jacobi checks its residual
  * every iteration (the norm is fused into the sweep); CG every iteration.
- * The mathematics every backend does, per problem (kernels/batch_host.c is
+ * The mathematics every backend does, per problem (solvers/batch_host.c is
  * the reference; it = iterations done, r0 = the first norm, stop =
  * coop_stop_test(rnorm, r0, it, max_iter, rtol, atol, dtol)):
  *   Jacobi: loop { r = b - A x and rnorm = ||r|| in one pass; stop? -> return
@@ -110,7 +110,7 @@ typedef struct {
 int coop_batch_solve(coop_backend *be, const coop_batch *bt, const coop_batch_ctl *ctl,
                      coop_batch_run *opt, double *x, coop_batch_result *res);
 
-/* backend versions (called by kernels/batch_api.c only) */
+/* backend versions (called by solvers/batch.c only) */
 int coop_batch_solve_host(const coop_batch *bt, const coop_batch_ctl *ctl, double *x,
                           coop_batch_result *res);
 int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, const coop_batch_ctl *ctl,

@@ -1,9 +1,9 @@
 /* Dispatch of batched solves: the arrays and controls are checked once here,
- * then the host reference (kernels/batch_host.c) or the CUDA launcher
- * (kernels/batch.cu) runs them. */
+ * then the host reference (solvers/batch_host.c) or the CUDA launcher
+ * (solvers/batch_cuda.cu) runs them. */
 #include <stddef.h>
 
-#include "kernels/batch.h"
+#include "solvers/batch.h"
 
 #include "coop_build.h"
 #include "core/error.h"
