@@ -20,6 +20,8 @@
 # (s, default 120) bounds one run; BATCHED_DRY_RUN=1 lists the rows only.
 # Table to stdout and OUT_DIR/table.md; runs in OUT_DIR/runs/.
 set -uo pipefail
+# shellcheck source=bench/run_status.sh
+. "$(dirname "$0")/run_status.sh"
 usage="usage: bench/batched.sh BUILD_DIR OUT_DIR [quick|full]"
 [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
 build_arg=$1 out_arg=$2 sel=${3:-quick}
@@ -93,15 +95,7 @@ for r in "${plan[@]}"; do
     --set output.fields=false --set output.monitor_every=0 --output "$h5" </dev/null >"$log" 2>&1
   rc=$?
   wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-  status=ok msg=
-  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then status=skipped msg="timed out after $tmo s"
-  elif [ $rc -ne 0 ]; then
-    status=skipped
-    msg=$(grep -E '^coopsolve: ' "$log" | tail -n 1)
-    msg=${msg#coopsolve: }
-    [ -n "$msg" ] || msg="exit status $rc"
-  fi
-  msg=$(printf '%s' "$msg" | tr '\t\r|' '  /' | cut -c1-160)
+  run_status $rc "$log" "$h5" "$tmo"
   echo "$status, $wall s" >&2
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$kind" "$b" "$side" "$sync" "$sched" "$status" "$h5" \
     "$msg" >>"$tsv"

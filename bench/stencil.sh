@@ -34,6 +34,8 @@
 # not run in this call takes it from an earlier call there (so full can be run
 # in pieces, e.g. 'r1-' then ranks, within a per-command time limit).
 set -uo pipefail
+# shellcheck source=bench/run_status.sh
+. "$(dirname "$0")/run_status.sh"
 usage="usage: bench/stencil.sh BUILD_DIR OUT_DIR [quick|full|ranks|PATTERN]"
 [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
 dry=${STENCIL_DRY_RUN:-0}
@@ -180,18 +182,7 @@ for r in "${plan[@]}"; do
     "${extra[@]}" --output "$h5" </dev/null >"$log" 2>&1
   rc=$?
   wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-  status=ok msg=
-  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then status=skipped msg="timed out after $tmo s"
-  elif [ $rc -ne 0 ]; then
-    status=skipped
-    msg=$(grep -E '^coopsolve: ' "$log" | tail -n 1)
-    [ -n "$msg" ] || msg=$(grep -iE 'error|fail' "$log" | tail -n 1)
-    [ -n "$msg" ] || msg=$(grep -v '^[[:space:]-]*$' "$log" | tail -n 1)
-    msg=${msg#coopsolve: }
-    [ -n "$msg" ] || msg="exit status $rc"
-  elif [ ! -s "$h5" ]; then status=skipped msg="exit status 0 but no $h5"
-  fi
-  msg=$(printf '%s' "$msg" | tr '\t\r|' '  /' | cut -c1-160)
+  run_status $rc "$log" "$h5" "$tmo"
   if [ $status = ok ]; then echo "ok, ${wall} s" >&2
   else
     echo "skipped: $msg (${wall} s); log tail:" >&2
