@@ -211,11 +211,12 @@ for i in np.nonzero(left)[0]:
     assert not x[off[i]:off[i + 1]].any(), f"problem {i}: not its initial guess"
 print(f"SIGTERM: {int((~left).sum())} solved, {int(left.sum())} left")
 EOF
-ini cont '[batch]|count = 24|sizes = uniform:150:200|seed = 3|[solver]|name = cg|rtol = 1e-10|[run]|on_signal = continue'
+# long enough (a few seconds) that the signal lands inside the solve
+ini cont '[batch]|count = 30|sizes = uniform:250:350|shift = uniform:0:1|seed = 3|[solver]|name = cg|rtol = 1e-10|[run]|on_signal = continue'
 (cd "$TMP" && coop_mpirun 2 "$COOPSOLVE" --backend host cont.ini --output cont.h5 --set output.monitor_every=0 \
   >"$TMP/cont.out" 2>"$TMP/cont.err") &
 pid=$!
-sleep 1
+sleep 2
 signalled=0
 pkill -USR1 -f "^[^ ]*coopsolve .*--output cont.h5" && signalled=1
 wait $pid || { cat "$TMP/cont.out" "$TMP/cont.err"; fail "on_signal = continue: exit status $?"; }
