@@ -79,7 +79,7 @@ static int plan_grid(coop_relax *r, int solve, int *blocks) {
     return coop_error_input("run.blocks = %d: at most %d blocks can be resident on GPU %d for the %s, "
                             "and a grid barrier over more could never complete", sv->blocks, most,
                             be->device, what);
-  *blocks = sv->blocks > 0 ? sv->blocks : most;
+  *blocks = sv->blocks > 0 ? sv->blocks : coop_relax_fit_blocks_cuda(sv->s, most, be->sm_count);
   return 0;
 }
 #endif

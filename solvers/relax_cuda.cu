@@ -56,6 +56,7 @@ __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
   cg::grid_group grid = cg::this_grid();
   const unsigned t0 = blockIdx.x * RELAX_THREADS + threadIdx.x, ts = gridDim.x * RELAX_THREADS;
   const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
+  __shared__ double s_sum;
   long long it = 0, c = 0, steps = 0;
   double r0 = 0.0, rn = 0.0;
   int reason = 0;
@@ -67,7 +68,11 @@ __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
     block_sum_add(part, &st->acc[c % 3]);
     grid.sync();
     steps++;
-    rn = sqrt(*(volatile double *)&st->acc[c % 3]);
+    /* one load of the sum per block, shared through shared memory: with
+     * every warp loading it, 8 x the blocks requests queued on one L2 line */
+    if (threadIdx.x == 0) s_sum = *(volatile double *)&st->acc[c % 3];
+    __syncthreads();
+    rn = sqrt(s_sum);
     if (c == 0) r0 = rn;
     if (lead) {
       const long long slot = coop_history_slot(c, a.hist_cap);
@@ -123,6 +128,28 @@ void *pick_kernel(const coop_stencil *s, bool has_f, bool solve) {
 }  // namespace
 
 extern "C" int coop_relax_threads_cuda(void) { return RELAX_THREADS; }
+
+/* Rows a thread marches, at least, before the grid is cut down: on a small
+ * grid the full resident grid gives each thread 1-2 rows, loads four rows
+ * for two (the rows beside a strip are read by its neighbours too) and pays
+ * the barrier over every block. 1024^2 fp32, residual every sweep / every
+ * 100 (H200, bench/results/2026-11-30-h200x2-stencil-blocks.md): 528 blocks
+ * (2 rows each) 4.95 / 4.15 us a sweep, 264 (4 rows) 4.46 / 3.39, 132 (8 rows)
+ * 5.16 / 3.77. */
+constexpr int kMinRowsPerThread = 4;
+
+extern "C" int coop_relax_fit_blocks_cuda(const coop_stencil *s, int most, int sms) {
+  const coop_region own = coop_region_owned(&s->grid);
+  RelaxGeom G;
+  if (relax_geom_try(s, &own, (long long)most * RELAX_THREADS, &G) || G.tasks == 0 ||
+      G.ry >= kMinRowsPerThread)
+    return most;
+  const long long strips = (G.mn + kMinRowsPerThread - 1) / kMinRowsPerThread;
+  const long long threads = (long long)G.nch * G.qn * strips;
+  long long b = (threads + RELAX_THREADS - 1) / RELAX_THREADS;
+  if (b < sms) b = sms;
+  return b < most ? (int)b : most;
+}
 
 extern "C" int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int solve, int *per_sm) {
   COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, pick_kernel(s, has_f, solve),

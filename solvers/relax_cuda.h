@@ -23,6 +23,11 @@ typedef struct {
  * the whole Jacobi solve) for s, f present or not. */
 int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int solve, int *per_sm);
 
+/* Blocks of the persistent kernels for s when the user did not set
+ * run.blocks: `most` (all resident), or fewer on a small box, so that each
+ * thread marches at least a few rows (never fewer than one per SM). */
+int coop_relax_fit_blocks_cuda(const coop_stencil *s, int most, int sms);
+
 /* Threads per block of every relaxation kernel. */
 int coop_relax_threads_cuda(void);
 
