@@ -44,12 +44,14 @@ __global__ void __launch_bounds__(kThreads) grid_syncs(int n, int *sink) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *sink = n;
 }
 
-/* n row barriers; row y = blockIdx.y uses counter ctr[y]. */
-__global__ void __launch_bounds__(kThreads) row_syncs(int n, unsigned *ctr, coop_bar::Fault *f,
+/* n row barriers; row y = blockIdx.y uses counter ctr[y * stride]
+ * (coop_bar::kCtrStride as the solvers lay them out; 1 = packed, the layout
+ * before, kept for the comparison row). */
+__global__ void __launch_bounds__(kThreads) row_syncs(int n, unsigned *ctr, int stride, coop_bar::Fault *f,
                                                       unsigned long long timeout_ns, int *sink) {
   __shared__ int ok;
   for (int i = 0; i < n; i++)
-    if (!coop_bar::group_sync(ctr + blockIdx.y, gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x, f,
+    if (!coop_bar::group_sync(ctr + blockIdx.y * stride, gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x, f,
                               timeout_ns, &ok))
       return;
   if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(sink, 1);
@@ -64,7 +66,7 @@ struct Ctx {
   int dev, sms;
   cudaEvent_t a, b;
   int *sink;
-  unsigned *ctr; /* 64 row counters, zeroed once for the whole program */
+  unsigned *ctr; /* 64 row counters kCtrStride apart, zeroed once for the whole program */
   coop_bar::Fault *fault;
 };
 
@@ -94,12 +96,12 @@ static double time_grid(const Ctx &c, int blocks, int n) {
 }
 
 /* us per row barrier, rows of `per_row` blocks, all rows at once. */
-static double time_rows(const Ctx &c, int rows, int per_row, int n) {
+static double time_rows(const Ctx &c, int rows, int per_row, int n, int stride = coop_bar::kCtrStride) {
   if (rows * per_row > resident((const void *)row_syncs) * c.sms) return -1;
   const dim3 grid(per_row, rows);
-  row_syncs<<<grid, kThreads>>>(n / 10, c.ctr, c.fault, kTimeout, c.sink);
+  row_syncs<<<grid, kThreads>>>(n / 10, c.ctr, stride, c.fault, kTimeout, c.sink);
   CK(cudaEventRecord(c.a));
-  row_syncs<<<grid, kThreads>>>(n, c.ctr, c.fault, kTimeout, c.sink);
+  row_syncs<<<grid, kThreads>>>(n, c.ctr, stride, c.fault, kTimeout, c.sink);
   CK(cudaEventRecord(c.b));
   CK(cudaGetLastError());
   const double us = elapsed_ms(c) * 1e3 / n;
@@ -155,6 +157,11 @@ static void table(const Ctx &c) {
     for (int t : totals) cell(t / r >= 1 ? time_rows(c, r, t / r, n) : -1);
     printf("\n");
   }
+  for (int r : {16, 64}) { /* the layout before: counters side by side */
+    printf("| row barrier, %d rows, packed counters |", r);
+    for (int t : totals) cell(t / r >= 1 ? time_rows(c, r, t / r, n, 1) : -1);
+    printf("\n");
+  }
   for (int s : sizes) {
     printf("| cluster.sync(), %d blocks |", s);
     for (int t : totals) cell(time_clusters(c, s, t / s * s, n));
@@ -174,12 +181,12 @@ __global__ void __launch_bounds__(kThreads) row_check(int rounds, int *slots, un
   int *row = slots + blockIdx.y * gridDim.x;
   for (int k = 1; k <= rounds; k++) {
     if (threadIdx.x == 0) *(volatile int *)&row[blockIdx.x] = k;
-    if (!coop_bar::group_sync(ctr + blockIdx.y, gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x, f,
+    if (!coop_bar::group_sync(coop_bar::group_counter(ctr, blockIdx.y), gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x, f,
                               timeout_ns, &ok))
       return;
     for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x)
       if (*(volatile int *)&row[b] != k) atomicAdd(errors, 1);
-    if (!coop_bar::group_sync(ctr + blockIdx.y, gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x, f,
+    if (!coop_bar::group_sync(coop_bar::group_counter(ctr, blockIdx.y), gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x, f,
                               timeout_ns, &ok))
       return;
   }
@@ -191,7 +198,7 @@ __global__ void __launch_bounds__(kThreads) row_hang(int bad, int missing, unsig
                                                      unsigned long long timeout_ns, int *left) {
   __shared__ int ok;
   if (blockIdx.y == bad && blockIdx.x == missing) return;
-  while (coop_bar::group_sync(ctr + blockIdx.y, gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x, f,
+  while (coop_bar::group_sync(coop_bar::group_counter(ctr, blockIdx.y), gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x, f,
                               timeout_ns, &ok)) {
   }
   if (threadIdx.x == 0) atomicAdd(left, 1);
@@ -221,9 +228,9 @@ static int check_timeout(const Ctx &c, int rows, int per_row) {
   unsigned *ctr;
   int *left, n_left = 0;
   coop_bar::Fault f;
-  CK(cudaMalloc(&ctr, sizeof(unsigned) * rows));
+  CK(cudaMalloc(&ctr, sizeof(unsigned) * coop_bar::counter_words(rows)));
   CK(cudaMalloc(&left, sizeof(int)));
-  CK(cudaMemset(ctr, 0, sizeof(unsigned) * rows));
+  CK(cudaMemset(ctr, 0, sizeof(unsigned) * coop_bar::counter_words(rows)));
   CK(cudaMemset(left, 0, sizeof(int)));
   CK(cudaMemset(c.fault, 0, sizeof(coop_bar::Fault)));
   const int bad_row = rows / 2, missing = per_row - 1;
@@ -321,9 +328,9 @@ int main(int argc, char **argv) {
   CK(cudaEventCreate(&c.a));
   CK(cudaEventCreate(&c.b));
   CK(cudaMalloc(&c.sink, sizeof(int)));
-  CK(cudaMalloc(&c.ctr, 64 * sizeof(unsigned)));
+  CK(cudaMalloc(&c.ctr, coop_bar::counter_words(64) * sizeof(unsigned)));
   CK(cudaMalloc(&c.fault, sizeof(coop_bar::Fault)));
-  CK(cudaMemset(c.ctr, 0, 64 * sizeof(unsigned))); /* once: reused by every launch */
+  CK(cudaMemset(c.ctr, 0, coop_bar::counter_words(64) * sizeof(unsigned))); /* once: reused by every launch */
   CK(cudaMemset(c.fault, 0, sizeof(coop_bar::Fault)));
   printf("device %d: %s, cc %d.%d, %d SMs\n\n", c.dev, p.name, p.major, p.minor, c.sms);
   if (self) return selftest(c);

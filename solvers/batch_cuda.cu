@@ -283,7 +283,7 @@ struct RowG {
       coop_bar::grid_sync();
       return true;
     }
-    return coop_bar::group_sync(C.ctr + blockIdx.y, gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x,
+    return coop_bar::group_sync(coop_bar::group_counter(C.ctr, blockIdx.y), gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x,
                                 &C.ctl->fault, C.timeout_ns, &sh.ok);
   }
   template <int K> __device__ bool sum(double (&v)[K]) {
@@ -1135,8 +1135,9 @@ int run_groups(Mem *m, const Gpu &g, const Plan &pl, Batch &B, coop_batch_run *o
   if (pl.sync == COOP_BSYNC_ROW || pl.sync == COOP_BSYNC_GRID)
     COOP_CHECK(dalloc(m, &C.part, (size_t)pl.groups * 2 * pl.bpg * kK));
   if (pl.sync == COOP_BSYNC_ROW) {
-    COOP_CHECK(dalloc(m, &C.ctr, (size_t)pl.groups));
-    COOP_CUDA(cudaMemsetAsync(C.ctr, 0, (size_t)pl.groups * sizeof(unsigned), st)); /* once */
+    const size_t words = (size_t)coop_bar::counter_words(pl.groups);
+    COOP_CHECK(dalloc(m, &C.ctr, words));
+    COOP_CUDA(cudaMemsetAsync(C.ctr, 0, words * sizeof(unsigned), st)); /* once */
   }
   C.timeout_ns = kBarrierTimeoutNs;
   COOP_CUDA(cudaMemsetAsync(C.ctl, 0, sizeof(Ctl), st));
