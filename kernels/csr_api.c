@@ -1,6 +1,7 @@
 /* Dispatch of the CSR matrix: checks the host arrays once, copies them to the
  * backend, and runs the backend's product (kernels/csr_host.c, kernels/csr.cu). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels/csr.h"
 
@@ -91,6 +92,7 @@ void coop_csr_destroy(coop_csr *A) {
   coop_backend *be = A->be;
 #if COOP_HAVE_CUDA
   if (A->plan) coop_csr_plan_free_cuda(A);
+  if (A->tiles) coop_csr_tiles_free_cuda(A);
 #endif
   be->release(be, A->rows);
   be->release(be, A->rowptr);
@@ -105,7 +107,40 @@ int coop_csr_spmv(const coop_csr *A, const double *x, double *y, int add) {
   if (A->nrows == 0) return 0;
   if (!A->be->device_memory) return coop_csr_spmv_host(A, x, y, add);
 #if COOP_HAVE_CUDA
+  if (A->schedule != COOP_CSR_SCHED_AUTO) return coop_csr_spmv_tiles_cuda(A, x, y, add, NULL);
   return coop_csr_spmv_cuda(A, x, y, add);
+#else
+  return no_cuda();
+#endif
+}
+
+static const char *const sched_names[] = {"auto", "clc", "atomic", "static"};
+enum { NSCHED = sizeof sched_names / sizeof *sched_names };
+
+int coop_csr_schedule_parse(const char *name) {
+  for (int k = 0; name && k < NSCHED; k++)
+    if (strcmp(name, sched_names[k]) == 0) return k;
+  return -1;
+}
+
+const char *coop_csr_schedule_name(int schedule) {
+  return schedule >= 0 && schedule < NSCHED ? sched_names[schedule] : "unknown";
+}
+
+int coop_csr_set_schedule(coop_csr *A, int schedule) {
+  if (!A || schedule < 0 || schedule >= NSCHED)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_csr_set_schedule: schedule %d", schedule);
+  if (!A->be->device_memory) { /* one product loop: nothing to schedule */
+    A->schedule = schedule;
+    return 0;
+  }
+#if COOP_HAVE_CUDA
+  if (A->tiles) coop_csr_tiles_free_cuda(A);
+  A->schedule = COOP_CSR_SCHED_AUTO; /* until the new plan stands */
+  if (schedule == COOP_CSR_SCHED_AUTO) return 0;
+  COOP_CHECK(coop_csr_tiles_plan_cuda(A, schedule));
+  A->schedule = schedule;
+  return 0;
 #else
   return no_cuda();
 #endif

@@ -393,6 +393,13 @@ void coop_op_destroy(coop_op *A) {
   free(A);
 }
 
+int coop_op_set_schedule(coop_op *A, int schedule) {
+  if (A->kind != COOP_OP_CSR)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_op_set_schedule: a stencil operator has no schedule");
+  COOP_CHECK(coop_csr_set_schedule(A->loc, schedule));
+  return A->gh ? coop_csr_set_schedule(A->gh, schedule) : 0;
+}
+
 int coop_op_exchange_begin(coop_op *A, const coop_vec *x) {
   if (x->n != A->n || x->prec != A->prec)
     return COOP_ERROR(COOP_ERR_RUNTIME, "operator of %lld rows applied to a vector of %lld",

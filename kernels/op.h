@@ -65,6 +65,10 @@ int coop_op_create_csr(coop_backend *be, MPI_Comm comm, int64_t row_lo, int64_t 
                        int64_t n_global, const int64_t *rowptr, const int64_t *colind,
                        const double *val, int cuda_aware, coop_op **out);
 void coop_op_destroy(coop_op *A); /* accepts NULL */
+/* The schedule of a CSR operator's products (coop_csr_schedule, both parts:
+ * coop_csr_set_schedule says what each backend does with it). Rank-local; a
+ * stencil operator has none (COOP_ERR_RUNTIME). */
+int coop_op_set_schedule(coop_op *A, int schedule);
 
 int coop_op_exchange_begin(coop_op *A, const coop_vec *x);
 int coop_op_exchange_end(coop_op *A);

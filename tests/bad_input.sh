@@ -184,7 +184,7 @@ bad 2 "run.sync = graph (from --set) does not apply to a [batch] input" "$B" in.
 bad 2 "solver.check_every = 5 (from --set) does not apply to a [batch] input" "$B" in.ini --set solver.check_every=5
 bad 2 "--set run.schedule=fast: expected one of: auto, clc, atomic, static" "$B" in.ini --set run.schedule=fast
 bad 2 "run.sync = row (from --set) applies to [batch] inputs" "$GOOD" in.ini --set run.sync=row
-bad 2 "run.schedule = clc (from in.ini:10) applies to [batch] inputs only" "$GOOD|[run]|schedule = clc"
+bad 2 "run.schedule = clc (from in.ini:10) applies to [batch] inputs and problem.type = matrix only" "$GOOD|[run]|schedule = clc"
 bad 2 "run.group_blocks = 4 (from --set) applies to [batch] inputs only" "$GOOD" in.ini --set run.group_blocks=4
 bad 2 "run.group_blocks = 4 (from --set) sizes the groups of run.sync = row, cluster or grid, not of run.sync = auto" \
   "$B" in.ini --set run.group_blocks=4
@@ -196,3 +196,21 @@ bad 2 "batch.count = 100000 with batch.sizes = uniform:4096 (1677721600000 rows)
   "$B" in.ini --set batch.count=100000 --set batch.sizes=uniform:4096
 bad 3 "batch.count = 100000 with batch.sizes = uniform:4096 (1677721600000 rows): rank " \
   "$B" in.ini --set batch.count=100000 --set batch.sizes=uniform:4096 --dry-run
+
+# -- run.schedule outside [batch]: grid problems refuse it; matrix inputs take it
+# (the CSR product's schedule, per-operation kernels), so not with run.sync = grid
+bad 2 "run.schedule = atomic (from --set) applies to [batch] inputs and problem.type = matrix only" \
+  "$GOOD" in.ini --set run.schedule=atomic --set solver.name=cg
+M="[output]|file = out.h5|[problem]|type = matrix|matrix = $DATA/nos6.mtx|[solver]|name = cg"
+bad 2 "run.schedule = static (from --set) schedules the CSR product of run.sync = launch; run.sync = grid (from in.ini:9)" \
+  "$M|[run]|sync = grid" in.ini --set run.schedule=static
+# the host backend ignores it: clc runs there, to the same bits as auto
+d=$TMP/host-clc
+mkdir "$d" && printf '%s\n' "$M" | tr '|' '\n' >"$d/in.ini" || fail "cannot make $d"
+for s in auto clc; do
+  (cd "$d" && coop_mpirun 1 "$COOPSOLVE" --backend host in.ini --output "$s.h5" --set run.schedule=$s \
+    >"$s.out" 2>"$TMP/err" </dev/null) || { cat "$TMP/err"; fail "matrix input, host backend, run.schedule = $s"; }
+  grep -E '^  (reason|iterations|residual|error) ' "$d/$s.out" >"$d/$s.sum"
+done
+[ "$(wc -l <"$d/auto.sum")" = 4 ] || { cat "$d/auto.out"; fail "host backend: no summary"; }
+cmp -s "$d/auto.sum" "$d/clc.sum" || { diff "$d/auto.sum" "$d/clc.sum"; fail "host backend: run.schedule = clc changed the solve"; }

@@ -75,3 +75,56 @@ ITS=15 TOL=1e-6 compare nos6-bicgstab $nos6 --set solver.name=bicgstab
 ITS=3 TOL=1e-8 compare cd-bicgstab --set "problem.matrix=$DATA/convdiff.mtx" --set solver.name=bicgstab --set solver.rtol=1e-10
 # the breakdown reasons come out the same on the GPU
 compare hg-cg --set "problem.matrix=$DATA/hangGlider_2.mtx" --set solver.name=cg --set solver.pc=none --set solver.max_iter=3000
+
+# ---- run.schedule on a matrix: the row-tile CSR product (kernels/csr_tiles.cu) ----
+# static and atomic run the method in launch mode (mode attribute) with the
+# host's reason, iterations (ITS) and solution (TOL), at 1 and 2 ranks (2:
+# the compressed ghost rows too); static and atomic give each other's
+# solution to the bit, as every row's sum has one order whatever block takes
+# its tile. clc: on a GPU below cc 10.0 an input error naming the cc and
+# leaving no output; at 10.0 and above static's bits. The products themselves,
+# on rows of 3 among rows of 10^4, are checked by tests/test_csr's cuda suite.
+sched() { # name, options...
+  name=$1
+  shift
+  solve "$name-host" 1 host auto "$@"
+  its=$(attr "$TMP/$name-host.h5" iterations)
+  runs=
+  for run in static-1 atomic-1 static-2 atomic-2; do
+    sc=${run%-*} n=${run#*-}
+    solve "$name-$run" $n cuda auto --set run.schedule=$sc "$@"
+    [ "$(attr "$TMP/$name-$run.h5" mode)" = launch ] || fail "$name $run: mode $(attr "$TMP/$name-$run.h5" mode), not launch"
+    got=$(attr "$TMP/$name-$run.h5" iterations)
+    [ $((got > its ? got - its : its - got)) -le "${ITS:-0}" ] ||
+      fail "$name $run: $got iterations, host $its (allowed difference ${ITS:-0})"
+    [ "$(attr "$TMP/$name-$run.h5" reason)" = "$(attr "$TMP/$name-host.h5" reason)" ] || fail "$name $run: reason differs"
+    $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$name-$run.h5" --rtol "${TOL:-1e-10}" ||
+      fail "$name: cuda $run differs from host"
+    runs="$runs $run=$got"
+  done
+  for n in 1 2; do
+    [ "$(attr "$TMP/$name-static-$n.h5" iterations)" = "$(attr "$TMP/$name-atomic-$n.h5" iterations)" ] ||
+      fail "$name: static and atomic iterations differ at $n ranks"
+    $PY "$H5CHECK" same "$TMP/$name-static-$n.h5" "$TMP/$name-atomic-$n.h5" ||
+      fail "$name: static and atomic solutions differ at $n ranks"
+  done
+  coop_mpirun 1 "$COOPSOLVE" --backend cuda "$INPUTS/matrix.ini" --set run.schedule=clc --set output.monitor_every=0 \
+    --output "$TMP/$name-clc.h5" "$@" >"$TMP/$name-clc.log" 2>&1 </dev/null
+  rc=$?
+  if [ $rc -eq 2 ]; then
+    grep -q '^coopsolve: run.schedule = clc needs compute capability 10.0; GPU [0-9]* has [0-9]\.[0-9]' "$TMP/$name-clc.log" ||
+      { cat "$TMP/$name-clc.log"; fail "$name: clc below cc 10.0: message"; }
+    [ ! -e "$TMP/$name-clc.h5" ] || fail "$name: clc refused but an output file was written"
+    runs="$runs clc=refused(cc<10)"
+  elif [ $rc -eq 0 ]; then
+    $PY "$H5CHECK" same "$TMP/$name-static-1.h5" "$TMP/$name-clc.h5" || fail "$name: clc and static solutions differ"
+    runs="$runs clc=$(attr "$TMP/$name-clc.h5" iterations)"
+  else
+    cat "$TMP/$name-clc.log"
+    fail "$name: run.schedule = clc: exit status $rc (0 or 2 expected)"
+  fi
+  echo "$name schedules: host $its iterations;$runs"
+}
+ITS=1 sched nos6-sched $nos6 --set solver.name=cg
+ITS=3 TOL=1e-8 sched cd-sched --set "problem.matrix=$DATA/convdiff.mtx" --set solver.name=bicgstab --set solver.rtol=1e-10
+sched hg-sched --set "problem.matrix=$DATA/hangGlider_2.mtx" --set solver.name=cg --set solver.pc=none --set solver.max_iter=3000

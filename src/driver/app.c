@@ -295,6 +295,19 @@ static int check_heat_keys(const coop_config *cfg, const char *name) {
   return 0;
 }
 
+/* run.schedule on a matrix input schedules the CSR product of the per-operation
+ * kernels (kernels/csr_tiles.cu); grid mode's persistent kernel has its own
+ * product, so asking for both is refused rather than one ignored. */
+static int check_schedule_keys(const coop_config *cfg) {
+  if (coop_config_is_default(cfg, "run.schedule") || !strcmp(coop_config_str(cfg, "run.schedule"), "auto") ||
+      strcmp(coop_config_str(cfg, "run.sync"), "grid"))
+    return 0;
+  return coop_error_input("run.schedule = %s (from %s) schedules the CSR product of run.sync = launch; "
+                          "run.sync = grid (from %s) runs the whole solve in one kernel with its own",
+                          coop_config_str(cfg, "run.schedule"), coop_config_origin(cfg, "run.schedule"),
+                          coop_config_origin(cfg, "run.sync"));
+}
+
 /* The problem, and a solver that can run on it. */
 static int setup_problem(app_state *a, const coop_comm *c) {
   const char *name = coop_config_str(a->cfg, "solver.name");
@@ -308,6 +321,7 @@ static int setup_problem(app_state *a, const coop_comm *c) {
     return coop_error_input("solver.cg_single_reduction = true (from %s) applies to solver.name = cg, "
                             "not %s", coop_config_origin(a->cfg, "solver.cg_single_reduction"), name);
   COOP_CHECK(check_heat_keys(a->cfg, name));
+  COOP_CHECK(check_schedule_keys(a->cfg));
   COOP_CHECK(coop_linsys_create(&a->ls, c, a->cfg));
   if (strcmp(name, "heat") == 0) { /* before the setup, so --dry-run refuses it too */
     double dt, lim;
@@ -398,6 +412,8 @@ static int setup_form(app_state *a, const coop_comm *c) {
     sv->halo_ipc_faces = a->ipc_faces;
   } else {
     COOP_CHECK(coop_linsys_krylov(&a->ls, c, a->cfg, a->be, coop_comm_cuda_aware()));
+    if (a->ls.A->kind == COOP_OP_CSR) /* b = A 1 above took the default plan */
+      COOP_CHECK(coop_op_set_schedule(a->ls.A, coop_csr_schedule_parse(coop_config_str(a->cfg, "run.schedule"))));
     sv->A = a->ls.A;
     sv->b = a->ls.b;
     sv->x = a->ls.x;
@@ -405,6 +421,8 @@ static int setup_form(app_state *a, const coop_comm *c) {
   sv->comm = c;
   sv->be = a->be;
   sv->sync = coop_config_str(a->cfg, "run.sync");
+  /* a tile schedule is the product of the per-operation kernels (grid was refused) */
+  if (!a->type->grid_form && strcmp(coop_config_str(a->cfg, "run.schedule"), "auto")) sv->sync = "launch";
   sv->blocks = (int)coop_config_int(a->cfg, "run.blocks");
   sv->overlap = coop_config_bool(a->cfg, "run.overlap");
   sv->pc = coop_config_str(a->cfg, "solver.pc");

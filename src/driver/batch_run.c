@@ -69,7 +69,8 @@ int coop_batch_check_keys(const coop_config *cfg) {
   if (!coop_config_has_section(cfg, "batch")) {
     if (!strcmp(sync, "row") || !strcmp(sync, "cluster") || !strcmp(sync, "block"))
       return other_kind(cfg, "run.sync", "applies to [batch] inputs (others take auto, grid, launch or graph)");
-    if (!coop_config_is_default(cfg, "run.schedule")) return other_kind(cfg, "run.schedule", "applies to [batch] inputs only");
+    if (!coop_config_is_default(cfg, "run.schedule") && strcmp(coop_config_str(cfg, "problem.type"), "matrix"))
+      return other_kind(cfg, "run.schedule", "applies to [batch] inputs and problem.type = matrix only");
     if (!coop_config_is_default(cfg, "run.group_blocks"))
       return other_kind(cfg, "run.group_blocks", "applies to [batch] inputs only");
     return 0;

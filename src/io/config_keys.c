@@ -69,9 +69,11 @@ static const coop_key_info keys[] = {
                "grid, launch, row (a row of blocks per problem, software barrier), cluster (a "
                "thread-block cluster per problem) or block (one block per problem)"),
     KEY_CHOICE("run", "schedule", "auto", "auto|clc|atomic|static",
-               "[batch] inputs on cuda: how problems reach the groups of blocks: clc (cluster "
+               "cuda: [batch] inputs: how problems reach the groups of blocks: clc (cluster "
                "launch control, cc >= 10.0), atomic (persistent groups, atomic counter), static "
-               "(problem i to group i mod groups)"),
+               "(problem i to group i mod groups); problem.type = matrix: auto = the row-balanced "
+               "product, else tiles of rows handed to blocks the same three ways (solves run "
+               "run.sync = launch); the host backend ignores it; grid inputs refuse it"),
     KEY_INT("run", "group_blocks", "0", 0, 1024,
             "[batch] inputs on cuda: blocks per group for run.sync = row or cluster; 0: chosen "
             "from the problem sizes"),
@@ -85,7 +87,7 @@ static const coop_key_info keys[] = {
     KEY_INT("run", "device", "-1", -1, 4096,
             "GPU index; -1: node-local rank modulo the GPUs of the node"),
     KEY_INT("run", "blocks", "0", 0, 1000000,
-            "blocks of the persistent grid; 0: as many as can be resident"),
+            "blocks of the persistent grid; 0: as many as can be resident, fewer on a small box (each thread marching at least 4 rows)"),
 
     KEY_STRING("run", "restart", "none",
                "checkpoint file to go on from (--restart); none: start afresh"),
