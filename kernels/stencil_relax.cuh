@@ -82,15 +82,66 @@ __device__ __forceinline__ T relax_res3(T ce, T l, T r, T ym, T yp, T zm, T zp, 
   return f - (diag * ce - w0 * (l + r) - w1 * (ym + yp) - w2 * (zm + zp));
 }
 
+/* The faces whose neighbour's fields this GPU can store to (CUDA IPC, one
+ * node): the persistent multi-rank solve (solvers/relax_cuda.cu) writes each
+ * new boundary value of the owned box straight into the neighbour's ghost
+ * layer as it computes it, instead of a pack, a copy and an unpack between
+ * kernels. One face: */
+struct PeerFace {
+  void *buf[2];     /* the neighbour's two fields: [p] pairs with this rank's field p */
+  long long sy, sz; /* the neighbour's storage strides */
+  int axis, side;   /* the face: axis 0..2, side 0 (lo) or 1 (hi) */
+  int gc;           /* the neighbour's ghost layer along axis (storage coordinate) */
+};
+constexpr int kMaxPeerFaces = 6;
+struct PeerFwd {
+  PeerFace f[kMaxPeerFaces];
+  int nf;
+};
+
+/* The new values `out` of one chunk (x from xs, mask xm) at storage row y
+ * (2D) or y, z (3D) into the ghosts of each neighbour that borders them; par
+ * picks the neighbour's field that pairs with the one being written. Only
+ * called on owned-box sweeps, where xm is the owned part of the chunk. */
+template <typename T, int DIM>
+__device__ __forceinline__ void peer_forward(const PeerFwd &F, int par, const RelaxGeom &G,
+                                             const typename Vec16<T>::type &out, unsigned xm,
+                                             int xs, int y, int z) {
+  constexpr int V = Vec16<T>::n;
+  for (int i = 0; i < F.nf; i++) {
+    const PeerFace &P = F.f[i];
+    T *dst = (T *)P.buf[par];
+    if (P.axis == 0) { /* one element of the chunk: the owned column at the face */
+      const int x = P.side ? G.ox1 - 1 : G.ox0, e = x - xs;
+      if (e >= 0 && e < V && ((xm >> e) & 1u)) dst[P.gc + P.sy * y + P.sz * z] = vget(out, e);
+      continue;
+    }
+    /* the whole chunk, when its row is the owned layer at the face */
+    const bool march = P.axis == DIM - 1; /* y in 2D, z in 3D */
+    const int c = march ? (DIM == 3 ? z : y) : y;
+    const int lo = march ? G.om0 : G.oq0, hi = march ? G.om1 : G.oq1;
+    if (c != (P.side ? hi - 1 : lo)) continue;
+    const long long q = xs + P.sy * (P.axis == 1 ? P.gc : y) + P.sz * (P.axis == 2 ? P.gc : z);
+    if (xm == (1u << V) - 1u) {
+      vstore(dst + q, out);
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; e++)
+        if ((xm >> e) & 1u) dst[q + e] = vget(out, e);
+    }
+  }
+}
+
 /* Tasks t0, t0 + ts, ... of region G: the relaxation step, and (NORM) the
  * thread's sum of squared residuals over owned points. u and un carry no
  * __restrict__: the persistent kernels write u between grid barriers and
  * read it again, which the non-coherent load path would not see. I is the
  * task index type: 32-bit whenever the task count allows (64-bit division
  * per task costs more than the rows it indexes on small grids). */
-template <typename T, int DIM, bool HAS_F, bool NORM, typename I>
+template <typename T, int DIM, bool HAS_F, bool NORM, typename I, bool FWD = false>
 __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
-                              const T *__restrict__ f, I t0, I ts) {
+                              const T *__restrict__ f, I t0, I ts, const PeerFwd *fwd = nullptr,
+                              int par = 0) {
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   const T w0 = (T)P.w0, w1 = (T)P.w1, w2 = (T)P.w2, diag = (T)P.diag, c = (T)P.c;
@@ -165,6 +216,7 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
         for (int e = 0; e < V; e++)
           if ((xm >> e) & 1u) un[idx + e] = vget(out, e);
       }
+      if (FWD) peer_forward<T, DIM>(*fwd, par, G, out, xm, xs, DIM == 3 ? oth : m + r, DIM == 3 ? m + r : 0);
       prev = cur;
       cur = next;
       next = after;

@@ -11,6 +11,7 @@
 #if COOP_HAVE_CUDA
 #include "solvers/relax_cuda.h"
 #endif
+#include "solvers/relax_peers.h"
 
 enum { MODE_HOST, MODE_LAUNCH, MODE_GRAPH, MODE_GRID };
 
@@ -34,7 +35,12 @@ struct coop_relax {
   int mode, alone, g;
   int overlap;           /* the exchange runs beside the interior of each block's last step */
   int blocks;            /* persistent n-step grid (grid mode) */
-  int solve_blocks;      /* whole-solve grid (grid mode, alone) */
+  int solve_blocks;      /* whole-solve grid (grid mode: alone, or with peers) */
+  int peers_on;          /* the whole solve spans the node's ranks (solvers/relax_peers.h) */
+#if COOP_HAVE_CUDA
+  coop_relax_peer_set peers; /* mapped at the first such solve */
+  int peers_open;
+#endif
   long long target;      /* threads that run a step at once: sizes each thread's work */
   graph_entry graphs[GRAPH_CACHE];
   int next_graph;
@@ -103,8 +109,22 @@ static int setup_device(coop_relax *r) {
     return 0;
   }
   COOP_CHECK(rc);
+  if (!r->alone) { /* ranks of one node, a GPU each: the whole solve in one kernel each */
+    const char *why = NULL;
+    COOP_CHECK(coop_relax_peers_eligible(sv, &r->peers_on, &why));
+    if (!r->peers_on && sv->fused_halo && sv->comm->rank == 0)
+      fprintf(stderr, "coopsolve: note: halos between kernels (run.fused_halo: %s)\n", why);
+    /* errors from here on end the run on every rank (no rank may fall back
+     * alone: the others would wait for it) */
+    if (r->peers_on) COOP_CHECK(plan_grid(r, 2, &r->solve_blocks));
+    if (r->peers_on) { /* mapping takes milliseconds: here, not in the timed solve */
+      r->peers_open = 1;
+      COOP_CHECK(coop_relax_peers_open(sv, &r->peers));
+    }
+  }
   r->target = (long long)r->blocks * coop_relax_threads_cuda();
-  sv->grid_blocks = r->alone ? r->solve_blocks : r->blocks;
+  sv->grid_blocks = r->alone || r->peers_on ? r->solve_blocks : r->blocks;
+  sv->halo_fused = r->peers_on;
   return 0;
 #else
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
@@ -137,6 +157,7 @@ void coop_relax_destroy(coop_relax *r) {
   if (!r) return;
 #if COOP_HAVE_CUDA
   for (int i = 0; i < GRAPH_CACHE; i++) coop_cuda_graph_destroy(r->graphs[i].exec);
+  if (r->peers_open) coop_relax_peers_close(r->sv->be, &r->peers);
 #endif
   free(r);
 }
@@ -158,7 +179,9 @@ int coop_relax_end(coop_relax *r, double start) {
   return 0;
 }
 
-int coop_relax_can_solve(const coop_relax *r) { return r->mode == MODE_GRID && r->alone && r->solve_blocks > 0; }
+int coop_relax_can_solve(const coop_relax *r) {
+  return r->mode == MODE_GRID && (r->alone || r->peers_on) && r->solve_blocks > 0;
+}
 
 static void swap_fields(coop_solve *sv) {
   void *t = sv->u;
@@ -396,6 +419,29 @@ static int fetch_solve(coop_relax *r, coop_solve_ctl *ctl, const coop_relax_solv
 }
 #endif
 
+#if COOP_HAVE_CUDA
+/* Before the multi-rank solve (the neighbours' fields were mapped at
+ * setup): mailboxes zeroed, the ghosts of u filled, then a barrier, so no rank's
+ * kernel writes into another's memory before that one is ready. */
+static int peers_start(coop_relax *r) {
+  coop_solve *sv = r->sv;
+  COOP_CHECK(coop_relax_peers_ready(sv, &r->peers));
+  COOP_CHECK(coop_relax_exchange(r));
+  COOP_MPI(MPI_Barrier(sv->comm->world));
+  return 0;
+}
+
+/* A wait for another rank that gave up: the run ends (exit 1), naming it. */
+static int peers_fault(coop_relax *r) {
+  long long f[3];
+  COOP_CHECK(coop_relax_peers_fault_cuda(&r->peers.p, f));
+  if (!f[0]) return 0;
+  return COOP_ERROR(COOP_ERR_RUNTIME, "rank %d: the GPU waited more than %.0f s for rank %lld at step %lld "
+                    "of the multi-rank solve (run.fused_halo = false exchanges halos from the host)",
+                    r->sv->comm->rank, r->peers.p.timeout_s, f[1], f[2]);
+}
+#endif
+
 int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
 #if COOP_HAVE_CUDA
   coop_solve *sv = r->sv;
@@ -406,11 +452,18 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
   double *hr = NULL;
   int rc;
   const double t0 = MPI_Wtime();
+  if (!r->alone) COOP_CHECK(peers_start(r));
   if (!(rc = be->alloc(be, (void **)&st, sizeof *st)) && !(rc = be->alloc(be, (void **)&hi, cap * sizeof *hi)) &&
-      !(rc = be->alloc(be, (void **)&hr, cap * sizeof *hr)) &&
-      !(rc = coop_relax_solve_grid_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
-                                        r->solve_blocks, be->stream)))
-    rc = fetch_solve(r, ctl, st, hi, hr, cap);
+      !(rc = be->alloc(be, (void **)&hr, cap * sizeof *hr))) {
+    if (r->alone)
+      rc = coop_relax_solve_grid_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
+                                      r->solve_blocks, be->stream);
+    else
+      rc = coop_relax_solve_peers_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
+                                       r->solve_blocks, be->stream, &r->peers.p);
+    if (!rc) rc = fetch_solve(r, ctl, st, hi, hr, cap);
+    if (!rc && !r->alone) rc = peers_fault(r);
+  }
   be->release(be, st);
   be->release(be, hi);
   be->release(be, hr);

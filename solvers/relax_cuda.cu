@@ -48,30 +48,145 @@ struct SolveArgs {
   double rtol, atol, dtol;
 };
 
-template <typename T, int DIM, bool HAS_F>
+/* ---- the multi-rank solve: every rank's GPU on one node, no host step ----
+ * Each step, every block stores the new values of the owned layer at each
+ * face straight into the neighbour's ghost layer (PeerFwd, CUDA IPC memory
+ * over NVLink), then arrives at a barrier whose last stage is a handshake of
+ * block 0 with every rank's block 0 through mailboxes in peer memory: the
+ * step number and this rank's residual sum. All ranks add the sums in rank
+ * order, so they take the same stop decision at the same step.
+ *
+ * Why the ghosts can be overwritten: step S + 1 stores into the fields the
+ * neighbour read in step S, and a rank passes step S's handshake only after
+ * every rank's blocks have all finished step S. The sums alternate between
+ * two slots for the same reason (a slot is rewritten two steps later). */
+struct Mbox { /* one sender's mailbox at one receiver: one L2 line */
+  unsigned long long seq; /* the last step whose sum is in part[] */
+  double part[2];         /* by step parity */
+  unsigned long long pad[13];
+};
+static_assert(sizeof(Mbox) == 128, "mailbox line");
+constexpr unsigned long long kAbortGen = ~0ULL;
+
+struct PeerLoop {
+  PeerFwd fwd;
+  Mbox *box[COOP_RELAX_MAX_RANKS]; /* rank r's mailboxes (indexed by sender), mapped here */
+  int nranks, me;
+  unsigned long long *ctr; /* this GPU's arrivals, never reset within a solve */
+  unsigned long long *gen; /* the step every block may pass (kAbortGen: leave) */
+  double *res;             /* the step's summed residual, from block 0 */
+  long long *fault;        /* [0] 1 when a wait gave up, [1] the rank waited for, [2] the step */
+  unsigned long long timeout_ns;
+};
+
+__device__ __forceinline__ unsigned long long gtimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ void red_release_gpu(unsigned long long *p, unsigned long long v) {
+  asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long ld_acquire_gpu64(const unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned long long ld_acquire_sys64(const unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release_gpu64(unsigned long long *p, unsigned long long v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void st_release_sys64(unsigned long long *p, unsigned long long v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* The end of step S (1, 2, ...) on every rank: false when a wait gave up
+ * (every block leaves). With norm, *s_sum gets the residual sum over all
+ * ranks of the slot acc. Every thread calls it. */
+__device__ bool peer_sync(const PeerLoop &L, unsigned long long S, bool norm, const double *acc,
+                          double *s_sum, int *s_ok) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    /* the block's stores to the neighbours, seen through the block barrier,
+     * ordered before its arrival at system scope */
+    __threadfence_system();
+    red_release_gpu(L.ctr, 1ULL);
+    bool ok = true;
+    if (blockIdx.x == 0) {
+      const unsigned long long want = S * gridDim.x;
+      while (ld_acquire_gpu64(L.ctr) < want) {
+      }
+      const double local = norm ? *(volatile const double *)acc : 0.0;
+      const int par = (int)(S & 1ULL);
+      for (int r = 0; r < L.nranks; r++) *(volatile double *)&L.box[r][L.me].part[par] = local;
+      __threadfence_system(); /* every block's stores of this step, and the sums, before the steps */
+      for (int r = 0; r < L.nranks; r++) st_release_sys64(&L.box[r][L.me].seq, S);
+      const unsigned long long t0 = gtimer();
+      double tot = 0.0;
+      for (int r = 0; r < L.nranks && ok; r++) {
+        const Mbox *b = &L.box[L.me][r];
+        for (unsigned n = 1; ld_acquire_sys64(&b->seq) < S; n++)
+          if ((n & 255) == 0 && gtimer() - t0 > L.timeout_ns) {
+            L.fault[1] = r;
+            L.fault[2] = (long long)S;
+            L.fault[0] = 1;
+            ok = false;
+            break;
+          }
+        if (ok) tot += *(volatile const double *)&b->part[par];
+      }
+      *(volatile double *)L.res = tot;
+      st_release_gpu64(L.gen, ok ? S : kAbortGen);
+    } else {
+      unsigned long long g;
+      while ((g = ld_acquire_gpu64(L.gen)) < S) {
+      }
+      ok = g != kAbortGen;
+    }
+    *s_ok = ok;
+    if (ok) *s_sum = *(volatile const double *)L.res;
+  }
+  __syncthreads();
+  return *s_ok != 0;
+}
+
+/* The whole Jacobi solve. PEERS: one rank of several, each on its own GPU
+ * of one node (PeerLoop); else a rank alone, grid.sync() between steps. */
+template <typename T, int DIM, bool HAS_F, bool PEERS>
 __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
                                                const T *__restrict__ f, SolveArgs a,
                                                coop_relax_solve_state *st, long long *hi,
-                                               double *hr) {
-  cg::grid_group grid = cg::this_grid();
+                                               double *hr, const __grid_constant__ PeerLoop L) {
   const unsigned t0 = blockIdx.x * RELAX_THREADS + threadIdx.x, ts = gridDim.x * RELAX_THREADS;
   const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
   __shared__ double s_sum;
+  __shared__ int s_ok;
   long long it = 0, c = 0, steps = 0;
   double r0 = 0.0, rn = 0.0;
-  int reason = 0;
+  int reason = 0, par = 0; /* par: which of the neighbours' fields pairs with un */
+  /* the barrier at the end of a step; with PEERS it also brings the sum */
+  auto barrier = [&](bool norm) -> bool {
+    steps++;
+    if (PEERS) return peer_sync(L, (unsigned long long)steps, norm, &st->acc[c % 3], &s_sum, &s_ok);
+    cg::this_grid().sync();
+    if (norm) { /* one load of the sum per block, shared through shared memory: with
+                 * every warp loading it, 8 x the blocks requests queued on one L2 line */
+      if (threadIdx.x == 0) s_sum = *(volatile double *)&st->acc[c % 3];
+      __syncthreads();
+    }
+    return true;
+  };
   for (;;) {
     /* norm step at check c: its sum goes to acc[c % 3]; the slot the next
      * check uses was last read before the previous barrier, so clear it now */
-    const double part = relax_range<T, DIM, HAS_F, true, unsigned>(P, G, u, un, f, t0, ts);
+    const double part = relax_range<T, DIM, HAS_F, true, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1);
     if (lead) st->acc[(c + 1) % 3] = 0.0;
     block_sum_add(part, &st->acc[c % 3]);
-    grid.sync();
-    steps++;
-    /* one load of the sum per block, shared through shared memory: with
-     * every warp loading it, 8 x the blocks requests queued on one L2 line */
-    if (threadIdx.x == 0) s_sum = *(volatile double *)&st->acc[c % 3];
-    __syncthreads();
+    if (!barrier(true)) return; /* the host reads the fault record */
     rn = sqrt(s_sum);
     if (c == 0) r0 = rn;
     if (lead) {
@@ -86,15 +201,16 @@ __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
     T *t = u;
     u = un;
     un = t;
+    par ^= 1;
     it++;
     const long long next = min(it - 1 + a.check_every, a.max_iter);
     for (; it < next; it++) {
-      relax_range<T, DIM, HAS_F, false, unsigned>(P, G, u, un, f, t0, ts);
-      grid.sync();
-      steps++;
+      relax_range<T, DIM, HAS_F, false, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1);
+      if (!barrier(false)) return;
       t = u;
       u = un;
       un = t;
+      par ^= 1;
     }
   }
   if (lead) {
@@ -110,16 +226,22 @@ template <typename T, int DIM>
 void *steps_fn(bool has_f) {
   return has_f ? (void *)steps_kernel<T, DIM, true> : (void *)steps_kernel<T, DIM, false>;
 }
-template <typename T, int DIM>
+template <typename T, int DIM, bool PEERS>
 void *solve_fn(bool has_f) {
-  return has_f ? (void *)solve_kernel<T, DIM, true> : (void *)solve_kernel<T, DIM, false>;
+  return has_f ? (void *)solve_kernel<T, DIM, true, PEERS> : (void *)solve_kernel<T, DIM, false, PEERS>;
+}
+template <bool PEERS>
+void *solve_pick(bool f32, bool d3, bool has_f) {
+  return f32 ? (d3 ? solve_fn<float, 3, PEERS>(has_f) : solve_fn<float, 2, PEERS>(has_f))
+             : (d3 ? solve_fn<double, 3, PEERS>(has_f) : solve_fn<double, 2, PEERS>(has_f));
 }
 
-void *pick_kernel(const coop_stencil *s, bool has_f, bool solve) {
+/* solve: 0 the n-step kernel, 1 the whole solve of a rank alone, 2 the
+ * whole solve of ranks on one node */
+void *pick_kernel(const coop_stencil *s, bool has_f, int solve) {
   const bool f32 = s->grid.prec == COOP_FP32, d3 = s->grid.ndim == 3;
-  if (solve)
-    return f32 ? (d3 ? solve_fn<float, 3>(has_f) : solve_fn<float, 2>(has_f))
-               : (d3 ? solve_fn<double, 3>(has_f) : solve_fn<double, 2>(has_f));
+  if (solve == 2) return solve_pick<true>(f32, d3, has_f);
+  if (solve) return solve_pick<false>(f32, d3, has_f);
   return f32 ? (d3 ? steps_fn<float, 3>(has_f) : steps_fn<float, 2>(has_f))
              : (d3 ? steps_fn<double, 3>(has_f) : steps_fn<double, 2>(has_f));
 }
@@ -169,7 +291,53 @@ extern "C" int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_regi
   const long long target = (long long)blocks * RELAX_THREADS;
   for (int i = 0; i < k; i++) COOP_CHECK(make_relax_geom(s, &regions[i], target, &S.g[i]));
   void *args[] = {&P, &S, &n, &u, &unew, (void *)&f};
-  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, false), dim3(blocks),
+  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, 0), dim3(blocks),
+                                        dim3(RELAX_THREADS), args, 0, (cudaStream_t)stream));
+  return 0;
+}
+
+/* The launch of both whole-solve kernels; peers NULL: a rank alone. */
+static int launch_solve(const coop_stencil *s, double c, void *u, void *unew, const void *f,
+                        const coop_solve_ctl *ctl, coop_relax_solve_state *state,
+                        long long *hist_iter, double *hist_res, long long hist_cap, int blocks,
+                        void *stream, const coop_relax_peers *peers) {
+  RelaxPar P = make_relax_par(s, c);
+  SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
+  COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, (cudaStream_t)stream));
+  const coop_region own = coop_region_owned(&s->grid);
+  RelaxGeom G;
+  COOP_CHECK(make_relax_geom(s, &own, (long long)blocks * RELAX_THREADS, &G));
+  PeerLoop L = {};
+  if (peers) {
+    if (peers->nf > kMaxPeerFaces || peers->nranks > COOP_RELAX_MAX_RANKS || peers->nranks < 1)
+      return COOP_ERROR(COOP_ERR_RUNTIME, "%d faces, %d ranks: at most %d and %d", peers->nf,
+                        peers->nranks, kMaxPeerFaces, COOP_RELAX_MAX_RANKS);
+    L.fwd.nf = peers->nf;
+    for (int i = 0; i < peers->nf; i++) {
+      const coop_relax_peer_face *q = &peers->face[i];
+      PeerFace &F = L.fwd.f[i];
+      /* buf[p] pairs with this rank's field p of (u, unew) as passed now */
+      F.buf[0] = q->buf[peers->parity];
+      F.buf[1] = q->buf[peers->parity ^ 1];
+      F.sy = q->sy;
+      F.sz = q->sz;
+      F.axis = q->axis;
+      F.side = q->side;
+      F.gc = q->gc;
+    }
+    for (int r = 0; r < peers->nranks; r++) L.box[r] = (Mbox *)peers->box[r];
+    L.nranks = peers->nranks;
+    L.me = peers->me;
+    unsigned long long *w = (unsigned long long *)peers->sync; /* four 128-byte lines */
+    COOP_CUDA(cudaMemsetAsync(w, 0, COOP_RELAX_PEER_SYNC_BYTES, (cudaStream_t)stream));
+    L.ctr = w;
+    L.gen = w + 16;
+    L.res = (double *)(w + 32);
+    L.fault = (long long *)(w + 48);
+    L.timeout_ns = (unsigned long long)(peers->timeout_s * 1e9);
+  }
+  void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res, &L};
+  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, peers ? 2 : 1), dim3(blocks),
                                         dim3(RELAX_THREADS), args, 0, (cudaStream_t)stream));
   return 0;
 }
@@ -179,15 +347,20 @@ extern "C" int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void 
                                           coop_relax_solve_state *state, long long *hist_iter,
                                           double *hist_res, long long hist_cap, int blocks,
                                           void *stream) {
-  RelaxPar P = make_relax_par(s, c);
-  SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
-  COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, (cudaStream_t)stream));
-  const coop_region own = coop_region_owned(&s->grid);
-  RelaxGeom G;
-  COOP_CHECK(make_relax_geom(s, &own, (long long)blocks * RELAX_THREADS, &G));
-  void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res};
-  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, true), dim3(blocks),
-                                        dim3(RELAX_THREADS), args, 0, (cudaStream_t)stream));
+  return launch_solve(s, c, u, unew, f, ctl, state, hist_iter, hist_res, hist_cap, blocks, stream, NULL);
+}
+
+extern "C" int coop_relax_solve_peers_cuda(const coop_stencil *s, double c, void *u, void *unew,
+                                           const void *f, const coop_solve_ctl *ctl,
+                                           coop_relax_solve_state *state, long long *hist_iter,
+                                           double *hist_res, long long hist_cap, int blocks,
+                                           void *stream, const coop_relax_peers *peers) {
+  return launch_solve(s, c, u, unew, f, ctl, state, hist_iter, hist_res, hist_cap, blocks, stream, peers);
+}
+
+extern "C" int coop_relax_peers_fault_cuda(const coop_relax_peers *peers, long long out[3]) {
+  const long long *w = (const long long *)peers->sync + 48;
+  COOP_CUDA(cudaMemcpy(out, w, 3 * sizeof(long long), cudaMemcpyDeviceToHost));
   return 0;
 }
 

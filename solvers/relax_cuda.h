@@ -19,8 +19,32 @@ typedef struct {
   int reason;
 } coop_relax_solve_state;
 
-/* Resident blocks per SM of the persistent kernels (steps: n steps; solve:
- * the whole Jacobi solve) for s, f present or not. */
+/* The whole solve over ranks of one node, each on its own GPU (CUDA IPC):
+ * one face with a neighbour, whose fields this rank stores its new boundary
+ * values into. */
+typedef struct {
+  void *buf[2];     /* the neighbour's fields, mapped here: [p] pairs with this rank's field p */
+  long long sy, sz; /* the neighbour's storage strides */
+  int axis, side;   /* the face: axis 0..2; side 0 lo, 1 hi */
+  int gc;           /* the neighbour's ghost layer along axis that this face fills (storage) */
+} coop_relax_peer_face;
+
+#define COOP_RELAX_MAX_RANKS 16
+#define COOP_RELAX_PEER_SYNC_BYTES 512 /* the GPU's barrier: four 128-byte lines */
+
+typedef struct {
+  int nf;
+  coop_relax_peer_face face[6];
+  int parity;                      /* 1 when this solve's u is field 1 of the pairs */
+  void *box[COOP_RELAX_MAX_RANKS]; /* rank r's mailboxes (nranks x 128 bytes), mapped here */
+  int nranks, me;
+  void *sync;                      /* COOP_RELAX_PEER_SYNC_BYTES of this GPU's memory */
+  double timeout_s;                /* a wait for another rank longer than this ends the run */
+} coop_relax_peers;
+
+/* Resident blocks per SM of the persistent kernels (solve 0: n steps; 1: the
+ * whole Jacobi solve of a rank alone; 2: of ranks on one node) for s, f
+ * present or not. */
 int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int solve, int *per_sm);
 
 /* Blocks of the persistent kernels for s when the user did not set
@@ -46,6 +70,19 @@ int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void *u, void *u
                                const void *f, const coop_solve_ctl *ctl,
                                coop_relax_solve_state *state, long long *hist_iter,
                                double *hist_res, long long hist_cap, int blocks, void *stream);
+
+/* The whole solve of one of several ranks, each on its own GPU of one node:
+ * halos stored into the neighbours' ghosts and the residual summed through
+ * mailboxes in peer memory (solvers/relax_cuda.cu). Every rank launches it
+ * with the same ctl; they stop together. A wait for another rank longer than
+ * peers->timeout_s leaves the kernel; then coop_relax_peers_fault_cuda gives
+ * out[0] = 1, the rank waited for and the step. */
+int coop_relax_solve_peers_cuda(const coop_stencil *s, double c, void *u, void *unew,
+                                const void *f, const coop_solve_ctl *ctl,
+                                coop_relax_solve_state *state, long long *hist_iter,
+                                double *hist_res, long long hist_cap, int blocks, void *stream,
+                                const coop_relax_peers *peers);
+int coop_relax_peers_fault_cuda(const coop_relax_peers *peers, long long out[3]);
 
 /* CUDA graphs: capture the work queued on stream between begin and end into
  * *exec; launch replays it on stream. */

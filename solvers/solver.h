@@ -30,6 +30,7 @@ typedef struct {
   const char *sync;      /* run.sync: auto, grid or launch (ignored on the host) */
   int blocks;            /* run.blocks: persistent grid size, 0 = all that fit */
   int overlap;           /* run.overlap: halo exchange beside the interior (grid solvers) */
+  int fused_halo;        /* run.fused_halo: grid mode over a node's GPUs in one kernel each */
   const char *pc;        /* solver.pc: none or jacobi */
   int cg_single_reduction; /* solver.cg_single_reduction: cg in Chronopoulos-Gear form */
   int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none */
@@ -61,6 +62,7 @@ typedef struct {
   int64_t steps;         /* grid-form steps executed (norm steps whose output was dropped too) */
   int grid_blocks;       /* blocks of the persistent kernel that ran (0: none) */
   int halo_ipc_faces;    /* halo faces copied GPU to GPU (set by the driver) */
+  int halo_fused;        /* 1: the halos went by stores inside the persistent kernel */
   int nphases;
   const char *phase_name[COOP_MAX_PHASES];
   double phase_time[COOP_MAX_PHASES];

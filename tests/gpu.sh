@@ -18,16 +18,33 @@ solve() { # out, ranks, backend, sync, options...
 
 mode_of() { $PY -c 'import h5py,sys; m=h5py.File(sys.argv[1])["solver"].attrs["mode"]; print(m.decode() if isinstance(m,bytes) else m)' "$1"; }
 
+# GPUs of this machine: with two, 2 ranks in grid mode with IPC halos run the
+# whole solve in one kernel each (run.fused_halo); sharing one GPU, they cannot
+GPUS=$("$COOPSOLVE" --version | sed -n 's/^GPUs visible: //p')
+fused_check() { # log: the fused multi-rank kernel ran (2 GPUs) or was declined (1)
+  if [ "${GPUS:-0}" -ge 2 ]; then
+    grep -q "inside the persistent kernel" "$1" || { cat "$1"; fail "$1: the fused multi-rank kernel did not run"; }
+  else
+    grep -q "ranks share a GPU" "$1" || { cat "$1"; fail "$1: no note on why halos went between kernels"; }
+  fi
+}
+
 compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
   name=$1
   shift
   solve "$name-host" 1 host auto "$@"
   for n in 1 2; do
     for sync in launch graph grid; do
-      for halo in mpi ipc; do
+      for halo in mpi ipc ipc-host; do
         [ $n = 2 ] || [ $halo = mpi ] || continue
+        [ $halo != ipc-host ] || [ $sync = grid ] || continue
         r="$name-$sync-$n-$halo"
-        solve "$r" $n cuda $sync --set run.halo=$halo "$@"
+        if [ $halo = ipc-host ]; then # grid mode with IPC halos exchanged by the host
+          solve "$r" $n cuda $sync --set run.halo=ipc --set run.fused_halo=false "$@"
+        else
+          solve "$r" $n cuda $sync --set run.halo=$halo "$@"
+        fi
+        [ "$n-$sync-$halo" != 2-grid-ipc ] || fused_check "$TMP/$r.log"
         [ "$(mode_of "$TMP/$r.h5")" = $sync ] || fail "$name: mode is not $sync"
         $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$r.h5" --rtol "${TOL:-1e-12}" ||
           fail "$name: cuda $sync at $n ranks ($halo halos) differs from host"

@@ -84,6 +84,11 @@ static const coop_key_info keys[] = {
     KEY_BOOL("run", "overlap", "true",
              "grid solvers on cuda with neighbours: the halo exchange runs on a second stream "
              "beside the interior of the step before it (false: after the whole step)"),
+    KEY_BOOL("run", "fused_halo", "true",
+             "grid mode, every rank on its own GPU of one node, halos through CUDA IPC: the whole "
+             "solve in one kernel per rank, new boundary values stored straight into the "
+             "neighbours' ghosts and the residual summed through peer memory (false: the host "
+             "exchanges halos between kernels)"),
     KEY_INT("run", "device", "-1", -1, 4096,
             "GPU index; -1: node-local rank modulo the GPUs of the node"),
     KEY_INT("run", "blocks", "0", 0, 1000000,
