@@ -84,8 +84,11 @@ __device__ __forceinline__ unsigned long long gtimer() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-__device__ __forceinline__ void red_release_gpu(unsigned long long *p, unsigned long long v) {
-  asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+__device__ __forceinline__ void red_relaxed_gpu(unsigned long long *p, unsigned long long v) {
+  asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void st_relaxed_sys64(unsigned long long *p, unsigned long long v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 __device__ __forceinline__ unsigned long long ld_acquire_gpu64(const unsigned long long *p) {
   unsigned long long v;
@@ -100,9 +103,6 @@ __device__ __forceinline__ unsigned long long ld_acquire_sys64(const unsigned lo
 __device__ __forceinline__ void st_release_gpu64(unsigned long long *p, unsigned long long v) {
   asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ void st_release_sys64(unsigned long long *p, unsigned long long v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
 
 /* The end of step S (1, 2, ...) on every rank: false when a wait gave up
  * (every block leaves). With norm, *s_sum gets the residual sum over all
@@ -112,9 +112,11 @@ __device__ bool peer_sync(const PeerLoop &L, unsigned long long S, bool norm, co
   __syncthreads();
   if (threadIdx.x == 0) {
     /* the block's stores to the neighbours, seen through the block barrier,
-     * ordered before its arrival at system scope */
+     * ordered before its arrival at system scope: one fence, then a relaxed
+     * arrival (a fence and a strong write make the release pattern; a
+     * release arrival would fence a second time) */
     __threadfence_system();
-    red_release_gpu(L.ctr, 1ULL);
+    red_relaxed_gpu(L.ctr, 1ULL);
     bool ok = true;
     if (blockIdx.x == 0) {
       const unsigned long long want = S * gridDim.x;
@@ -123,8 +125,11 @@ __device__ bool peer_sync(const PeerLoop &L, unsigned long long S, bool norm, co
       const double local = norm ? *(volatile const double *)acc : 0.0;
       const int par = (int)(S & 1ULL);
       for (int r = 0; r < L.nranks; r++) *(volatile double *)&L.box[r][L.me].part[par] = local;
-      __threadfence_system(); /* every block's stores of this step, and the sums, before the steps */
-      for (int r = 0; r < L.nranks; r++) st_release_sys64(&L.box[r][L.me].seq, S);
+      /* every block's stores of this step, and the sums, before the step
+       * numbers: one fence for all mailboxes (a release store to each would
+       * fence once per rank) */
+      __threadfence_system();
+      for (int r = 0; r < L.nranks; r++) st_relaxed_sys64(&L.box[r][L.me].seq, S);
       const unsigned long long t0 = gtimer();
       double tot = 0.0;
       for (int r = 0; r < L.nranks && ok; r++) {
