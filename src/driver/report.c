@@ -243,6 +243,7 @@ static int write_file(const coop_comm *c, const coop_report_input *in, const coo
   r.steps = sv->steps;
   r.blocks = sv->grid_blocks;
   r.ipc_faces = sv->halo_ipc_faces;
+  r.halo_fused = sv->halo_fused;
   r.has_exact = fig->has_exact;
   r.error_max = fig->emax;
   r.error_l2 = fig->el2;
