@@ -191,6 +191,7 @@ bad 2 "run.group_blocks = 4 (from --set) sizes the groups of run.sync = row, clu
 bad 2 "run.group_blocks = 2 (from in.ini:8) sizes the groups of run.sync = row, cluster or grid, not of run.sync = block (from --set)" \
   "$B|[run]|group_blocks = 2" in.ini --set run.sync=block
 bad 2 "run.overlap = false (from --set) does not apply to a [batch] input" "$B" in.ini --set run.overlap=false
+bad 2 "run.fused_halo = false (from --set) does not apply to a [batch] input" "$B" in.ini --set run.fused_halo=false
 # more than a node holds: refused before any work, also in a dry run
 bad 2 "batch.count = 100000 with batch.sizes = uniform:4096 (1677721600000 rows): rank 0 would hold" \
   "$B" in.ini --set batch.count=100000 --set batch.sizes=uniform:4096
