@@ -123,8 +123,10 @@ static int setup_device(coop_relax *r) {
     }
   }
   r->target = (long long)r->blocks * coop_relax_threads_cuda();
-  sv->grid_blocks = r->alone || r->peers_on ? r->solve_blocks : r->blocks;
-  sv->halo_fused = r->peers_on;
+  /* the multi-rank whole solve reports itself when it runs (coop_relax_solve):
+   * heat and checkpointed runs take the n-step kernel and host exchanges */
+  sv->grid_blocks = r->alone ? r->solve_blocks : r->blocks;
+  sv->halo_fused = 0;
   return 0;
 #else
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
@@ -463,6 +465,10 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
                                        r->solve_blocks, be->stream, &r->peers.p);
     if (!rc) rc = fetch_solve(r, ctl, st, hi, hr, cap);
     if (!rc && !r->alone) rc = peers_fault(r);
+    if (!rc && !r->alone) {
+      sv->grid_blocks = r->solve_blocks;
+      sv->halo_fused = 1;
+    }
   }
   be->release(be, st);
   be->release(be, hi);
