@@ -112,8 +112,10 @@ __device__ __forceinline__ int ld_relaxed_gpu(const int *p) {
 /* Has any barrier of this kernel given up? */
 __device__ __forceinline__ bool aborted(const Fault *f) { return ld_relaxed_gpu(&f->state) != 0; }
 
-/* The first barrier to give up records why; later ones only leave. */
-__device__ __noinline__ void give_up(Fault *f, int group, unsigned arrived, unsigned expected,
+/* The first barrier to give up records why; later ones only leave. Out of
+ * line (the slow path) but `inline` in the C++ sense, so every .cu file may
+ * include this header. */
+__device__ __noinline__ inline void give_up(Fault *f, int group, unsigned arrived, unsigned expected,
                                      int block, double waited_s) {
   if (atomicCAS(&f->state, 0, 1) != 0) return;
   f->group = group;
@@ -129,7 +131,7 @@ __device__ __noinline__ void give_up(Fault *f, int group, unsigned arrived, unsi
  * kernel aborts or the wait passes timeout_ns. Back-off doubles from 32 ns to
  * 512 ns so long waits (a group behind on its work) do not flood L2 with
  * loads. The clock and the abort state are read every 16 polls. */
-__device__ __noinline__ bool spin(const unsigned *ctr, unsigned old, unsigned expected, int group,
+__device__ __noinline__ inline bool spin(const unsigned *ctr, unsigned old, unsigned expected, int group,
                                   int block, Fault *f, unsigned long long timeout_ns) {
   const unsigned long long t0 = globaltimer();
   unsigned ns = 32;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "kernels/csr.h"
+#include "kernels/barrier.cuh" /* globaltimer */
 #include "kernels/csr_tiles.cuh"
 #include "kernels/cuda_check.cuh"
 #include "kernels/sched.cuh"
@@ -147,13 +148,6 @@ __device__ void tile(const Mat &A, const double *__restrict__ x, double *__restr
   }
 }
 
-/* (kernels/barrier.cuh has the same, but defines out-of-line device
- * functions that a second translation unit cannot include) */
-__device__ __forceinline__ unsigned long long globaltimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __device__ __forceinline__ unsigned smid() {
   unsigned id;
@@ -171,7 +165,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   BlockG g(sh);
   S s = make_sched<S>(L, sh);
   unsigned long long t0 = 0;
-  if (L.busy && threadIdx.x == 0) t0 = globaltimer();
+  if (L.busy && threadIdx.x == 0) t0 = coop_bar::globaltimer();
   __syncthreads(); /* Clc: publishes the mbarrier's initialisation before the first request */
   for (long long t = s.first(g); t >= 0 && t < L.tiles; t = s.next(g)) {
     long long r0, r1;
@@ -180,7 +174,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   }
   if (!L.busy) return;
   __syncthreads();
-  if (threadIdx.x == 0) atomicAdd(L.busy + smid(), 1e-9 * (double)(globaltimer() - t0));
+  if (threadIdx.x == 0) atomicAdd(L.busy + smid(), 1e-9 * (double)(coop_bar::globaltimer() - t0));
 }
 
 struct Plan {

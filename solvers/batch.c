@@ -72,7 +72,4 @@ const char *coop_batch_sync_name(int sync) {
   return sync >= 0 && sync < (int)(sizeof names / sizeof *names) ? names[sync] : "unknown";
 }
 
-const char *coop_batch_schedule_name(int schedule) {
-  static const char *const names[] = {"auto", "clc", "atomic", "static"};
-  return schedule >= 0 && schedule < (int)(sizeof names / sizeof *names) ? names[schedule] : "unknown";
-}
+const char *coop_batch_schedule_name(int schedule) { return coop_csr_schedule_name(schedule); }

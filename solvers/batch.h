@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/backend.h"
+#include "kernels/csr.h" /* the schedules: one set of values and names for batches and the CSR product */
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,10 +84,10 @@ typedef enum {
 } coop_batch_sync;
 
 typedef enum {
-  COOP_SCHED_AUTO = 0,
-  COOP_SCHED_CLC,    /* cluster launch control (cc >= 10.0) */
-  COOP_SCHED_ATOMIC, /* persistent groups taking problems from an atomic counter */
-  COOP_SCHED_STATIC  /* problem i to group i mod groups */
+  COOP_SCHED_AUTO = COOP_CSR_SCHED_AUTO,
+  COOP_SCHED_CLC = COOP_CSR_SCHED_CLC,       /* cluster launch control (cc >= 10.0) */
+  COOP_SCHED_ATOMIC = COOP_CSR_SCHED_ATOMIC, /* persistent groups taking problems from an atomic counter */
+  COOP_SCHED_STATIC = COOP_CSR_SCHED_STATIC  /* problem i to group i mod groups */
 } coop_batch_schedule;
 
 typedef struct {

@@ -116,8 +116,8 @@ static int setup_device(coop_relax *r) {
       fprintf(stderr, "coopsolve: note: halos between kernels (run.fused_halo: %s)\n", why);
     /* errors from here on end the run on every rank (no rank may fall back
      * alone: the others would wait for it) */
-    if (r->peers_on) COOP_CHECK(plan_grid(r, 2, &r->solve_blocks));
     if (r->peers_on) { /* mapping takes milliseconds: here, not in the timed solve */
+      COOP_CHECK(plan_grid(r, 2, &r->solve_blocks));
       r->peers_open = 1;
       COOP_CHECK(coop_relax_peers_open(sv, &r->peers));
     }

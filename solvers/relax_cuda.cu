@@ -11,6 +11,7 @@
 #include <cooperative_groups.h>
 #include <math.h>
 
+#include "kernels/barrier.cuh" /* globaltimer */
 #include "kernels/cuda_check.cuh"
 #include "kernels/stencil_relax.cuh"
 #include "solvers/relax_cuda.h"
@@ -79,11 +80,6 @@ struct PeerLoop {
   unsigned long long timeout_ns;
 };
 
-__device__ __forceinline__ unsigned long long gtimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 __device__ __forceinline__ void red_relaxed_gpu(unsigned long long *p, unsigned long long v) {
   asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
@@ -130,12 +126,12 @@ __device__ bool peer_sync(const PeerLoop &L, unsigned long long S, bool norm, co
        * fence once per rank) */
       __threadfence_system();
       for (int r = 0; r < L.nranks; r++) st_relaxed_sys64(&L.box[r][L.me].seq, S);
-      const unsigned long long t0 = gtimer();
+      const unsigned long long t0 = coop_bar::globaltimer();
       double tot = 0.0;
       for (int r = 0; r < L.nranks && ok; r++) {
         const Mbox *b = &L.box[L.me][r];
         for (unsigned n = 1; ld_acquire_sys64(&b->seq) < S; n++)
-          if ((n & 255) == 0 && gtimer() - t0 > L.timeout_ns) {
+          if ((n & 255) == 0 && coop_bar::globaltimer() - t0 > L.timeout_ns) {
             L.fault[1] = r;
             L.fault[2] = (long long)S;
             L.fault[0] = 1;

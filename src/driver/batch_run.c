@@ -237,7 +237,6 @@ static int pick(const char *word, const char *const *names, int n) {
 
 static void controls(bstate *s) {
   static const char *const sync[] = {"auto", "row", "cluster", "block", "grid", "launch"};
-  static const char *const sched[] = {"auto", "clc", "atomic", "static"};
   const coop_config *cfg = s->in->cfg;
   s->ctl.method = s->sp.method;
   s->ctl.pc = s->sp.pc;
@@ -248,7 +247,8 @@ static void controls(bstate *s) {
   s->ctl.stop_on_signal = strcmp(coop_config_str(cfg, "run.on_signal"), "exit") == 0;
   memset(&s->opt, 0, sizeof s->opt);
   s->opt.sync = pick(coop_config_str(cfg, "run.sync"), sync, 6); /* the enum's order */
-  s->opt.schedule = pick(coop_config_str(cfg, "run.schedule"), sched, 4);
+  const int sc = coop_csr_schedule_parse(coop_config_str(cfg, "run.schedule")); /* the key allows no other */
+  s->opt.schedule = sc < 0 ? COOP_SCHED_AUTO : sc;
   s->opt.group_blocks = (int)coop_config_int(cfg, "run.group_blocks");
 }
 
