@@ -97,6 +97,12 @@ __device__ __forceinline__ unsigned atom_add_release_gpu(unsigned *p, unsigned v
   return old;
 }
 
+__device__ __forceinline__ unsigned long long ld_acquire_gpu64(const unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
 __device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned *p) {
   unsigned v;
   asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");

@@ -36,6 +36,13 @@ struct RelaxPar {
   double w0, w1, w2, diag, c;
 };
 
+/* The stop rule of a whole solve in one launch (solvers/relax_cuda.cu,
+ * solvers/relax_resident.cu). */
+struct SolveArgs {
+  long long max_iter, check_every, hist_cap;
+  double rtol, atol, dtol;
+};
+
 /* One region on one stored field, in storage coordinates (ghosts included).
  * A task is one chunk of V points along x times `ry` rows along the march
  * axis (y in 2D, z in 3D) at one row of the other axis (3D: y). */

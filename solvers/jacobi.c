@@ -88,7 +88,9 @@ static int jacobi_solve(coop_solve *sv, void *data) {
   COOP_CHECK(coop_relax_begin(d->relax, &start));
   /* the whole-solve kernel cannot stop for a checkpoint: those runs take the
    * persistent n-step kernel between checks instead (same fields) */
-  if (coop_relax_can_solve(d->relax) && !coop_ckpt_requested(sv)) {
+  int whole = 0;
+  if (!coop_ckpt_requested(sv)) COOP_CHECK(coop_relax_solve_ready(d->relax, &whole));
+  if (whole) {
     COOP_CHECK(coop_relax_solve(d->relax, &sv->ctl));
     coop_solve_replay(sv);
   } else {

@@ -40,6 +40,7 @@ struct coop_relax {
 #if COOP_HAVE_CUDA
   coop_relax_peer_set peers; /* mapped at the first such solve */
   int peers_open;
+  coop_relax_resident res; /* the on-chip whole solve (blocks 0: the box does not fit) */
 #endif
   long long target;      /* threads that run a step at once: sizes each thread's work */
   graph_entry graphs[GRAPH_CACHE];
@@ -90,6 +91,43 @@ static int plan_grid(coop_relax *r, int solve, int *blocks) {
 }
 #endif
 
+#if COOP_HAVE_CUDA
+/* Grid mode's plan agreed by ranks with neighbours, which take grid mode
+ * together or not at all (one in launch mode alone would skip collectives
+ * the others wait in): under run.sync = auto a failure on any rank is a
+ * fallback on every rank (note: which rank and why), else every rank
+ * returns it (coop_comm_agree: told once). */
+static int agree_plan(coop_relax *r, int rc, int is_auto, char *note, size_t len) {
+  coop_solve *sv = r->sv;
+  if (rc) snprintf(note, len, "%s", coop_error_message());
+  if (r->alone) return rc;
+  if (!is_auto) return coop_comm_agree(sv->comm, rc);
+  int who = -1;
+  char msg[COOP_RELAX_NOTE_LEN];
+  COOP_CHECK(coop_relax_peers_agree(sv->comm, rc, &who, msg, sizeof msg));
+  if (who < 0) return 0;
+  snprintf(note, len, "rank %d: %s", who, msg);
+  return COOP_ERR_RUNTIME;
+}
+
+/* The grid of the multi-rank whole solve, agreed: where it cannot run on
+ * some rank (occupancy, run.blocks), no rank takes it and halos go between
+ * kernels, whatever run.sync says (that is still grid mode). */
+static int plan_peers(coop_relax *r) {
+  coop_solve *sv = r->sv;
+  int who = -1;
+  char msg[COOP_RELAX_NOTE_LEN];
+  const int rc = plan_grid(r, 2, &r->solve_blocks);
+  COOP_CHECK(coop_relax_peers_agree(sv->comm, rc, &who, msg, sizeof msg));
+  if (who < 0) return 0;
+  r->peers_on = 0;
+  r->solve_blocks = 0;
+  if (sv->comm->rank == 0)
+    fprintf(stderr, "coopsolve: note: halos between kernels (run.fused_halo: rank %d: %s)\n", who, msg);
+  return 0;
+}
+#endif
+
 static int setup_device(coop_relax *r) {
   coop_solve *sv = r->sv;
   coop_backend *be = sv->be;
@@ -99,10 +137,12 @@ static int setup_device(coop_relax *r) {
   if (r->mode != MODE_GRID) return 0;
 #if COOP_HAVE_CUDA
   const int is_auto = strcmp(sv->sync, "auto") == 0;
+  char note[2 * COOP_RELAX_NOTE_LEN] = "";
   int rc = plan_grid(r, 0, &r->blocks);
   if (!rc && r->alone) rc = plan_grid(r, 1, &r->solve_blocks);
+  rc = agree_plan(r, rc, is_auto, note, sizeof note);
   if (rc && is_auto) { /* auto falls back to one kernel per step */
-    if (sv->comm->rank == 0) fprintf(stderr, "coopsolve: note: %s; using sync = launch\n", coop_error_message());
+    if (sv->comm->rank == 0) fprintf(stderr, "coopsolve: note: %s; using sync = launch\n", note);
     coop_error_clear();
     r->mode = MODE_LAUNCH;
     r->blocks = r->solve_blocks = 0;
@@ -114,19 +154,21 @@ static int setup_device(coop_relax *r) {
     COOP_CHECK(coop_relax_peers_eligible(sv, &r->peers_on, &why));
     if (!r->peers_on && sv->fused_halo && sv->comm->rank == 0)
       fprintf(stderr, "coopsolve: note: halos between kernels (run.fused_halo: %s)\n", why);
-    /* errors from here on end the run on every rank (no rank may fall back
-     * alone: the others would wait for it) */
-    if (r->peers_on) { /* mapping takes milliseconds: here, not in the timed solve */
-      COOP_CHECK(plan_grid(r, 2, &r->solve_blocks));
-      r->peers_open = 1;
-      COOP_CHECK(coop_relax_peers_open(sv, &r->peers));
-    }
+    /* the peers' memory is mapped at the first coop_relax_solve: heat and
+     * checkpointed runs never take that kernel */
+    if (r->peers_on) COOP_CHECK(plan_peers(r));
   }
   r->target = (long long)r->blocks * coop_relax_threads_cuda();
   /* the multi-rank whole solve reports itself when it runs (coop_relax_solve):
    * heat and checkpointed runs take the n-step kernel and host exchanges */
   sv->grid_blocks = r->alone ? r->solve_blocks : r->blocks;
   sv->halo_fused = 0;
+  sv->field_resident = 0;
+  /* a rank alone on a box that fits on the chip (run.blocks set: the user's grid) */
+  if (r->alone && sv->resident && sv->blocks == 0) {
+    const char *why = NULL;
+    COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->be->sm_count, &r->res, &why));
+  }
   return 0;
 #else
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
@@ -159,7 +201,7 @@ void coop_relax_destroy(coop_relax *r) {
   if (!r) return;
 #if COOP_HAVE_CUDA
   for (int i = 0; i < GRAPH_CACHE; i++) coop_cuda_graph_destroy(r->graphs[i].exec);
-  if (r->peers_open) coop_relax_peers_close(r->sv->be, &r->peers);
+  if (r->peers_open) coop_relax_peers_close(r->sv, &r->peers);
 #endif
   free(r);
 }
@@ -422,9 +464,26 @@ static int fetch_solve(coop_relax *r, coop_solve_ctl *ctl, const coop_relax_solv
 #endif
 
 #if COOP_HAVE_CUDA
-/* Before the multi-rank solve (the neighbours' fields were mapped at
- * setup): mailboxes zeroed, the ghosts of u filled, then a barrier, so no rank's
- * kernel writes into another's memory before that one is ready. */
+/* At the first multi-rank solve, the neighbours' fields and every rank's
+ * mailboxes mapped (here, not at setup: heat and checkpointed runs never
+ * take that kernel); *ok = 0 on every rank when some rank could not map
+ * them, then the solve exchanges halos from the host instead. */
+static int peers_open(coop_relax *r, int *ok) {
+  coop_solve *sv = r->sv;
+  char why[2 * COOP_RELAX_NOTE_LEN];
+  *ok = 1;
+  if (r->peers_open) return 0;
+  COOP_CHECK(coop_relax_peers_open(sv, &r->peers, ok, why, sizeof why));
+  r->peers_open = *ok;
+  if (*ok) return 0;
+  r->peers_on = 0;
+  if (sv->comm->rank == 0) fprintf(stderr, "coopsolve: note: halos between kernels (run.fused_halo: %s)\n", why);
+  return 0;
+}
+
+/* Before the multi-rank solve: mailboxes zeroed, the ghosts of u filled,
+ * then a barrier, so no rank's kernel writes into another's memory before
+ * that one is ready. */
 static int peers_start(coop_relax *r) {
   coop_solve *sv = r->sv;
   COOP_CHECK(coop_relax_peers_ready(sv, &r->peers));
@@ -438,11 +497,20 @@ static int peers_fault(coop_relax *r) {
   long long f[3];
   COOP_CHECK(coop_relax_peers_fault_cuda(&r->peers.p, f));
   if (!f[0]) return 0;
-  return COOP_ERROR(COOP_ERR_RUNTIME, "rank %d: the GPU waited more than %.0f s for rank %lld at step %lld "
+  return COOP_ERROR(COOP_ERR_RUNTIME, "rank %d: the GPU waited more than %g s for rank %lld at step %lld "
                     "of the multi-rank solve (run.fused_halo = false exchanges halos from the host)",
                     r->sv->comm->rank, r->peers.p.timeout_s, f[1], f[2]);
 }
+
 #endif
+
+int coop_relax_solve_ready(coop_relax *r, int *ok) {
+  *ok = coop_relax_can_solve(r);
+#if COOP_HAVE_CUDA
+  if (*ok && !r->alone) COOP_CHECK(peers_open(r, ok));
+#endif
+  return 0;
+}
 
 int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
 #if COOP_HAVE_CUDA
@@ -455,9 +523,13 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
   int rc;
   const double t0 = MPI_Wtime();
   if (!r->alone) COOP_CHECK(peers_start(r));
+  if (!r->alone && coop_fault(sv->comm, "peer_stall")) return coop_relax_peers_stall(&r->peers, sv->comm->rank);
   if (!(rc = be->alloc(be, (void **)&st, sizeof *st)) && !(rc = be->alloc(be, (void **)&hi, cap * sizeof *hi)) &&
       !(rc = be->alloc(be, (void **)&hr, cap * sizeof *hr))) {
-    if (r->alone)
+    if (r->alone && r->res.blocks)
+      rc = coop_relax_solve_resident_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
+                                          &r->res, be->stream);
+    else if (r->alone)
       rc = coop_relax_solve_grid_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
                                       r->solve_blocks, be->stream);
     else
@@ -468,6 +540,10 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
     if (!rc && !r->alone) {
       sv->grid_blocks = r->solve_blocks;
       sv->halo_fused = 1;
+    }
+    if (!rc && r->alone && r->res.blocks) {
+      sv->grid_blocks = r->res.blocks;
+      sv->field_resident = 1;
     }
   }
   be->release(be, st);

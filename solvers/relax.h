@@ -51,6 +51,10 @@ int coop_relax_exchange(coop_relax *r);
  * mode, a rank without neighbours); coop_relax_solve then runs it: sweeps,
  * norm steps every ctl->check_every, history and stop test on the GPU. */
 int coop_relax_can_solve(const coop_relax *r);
+/* Collective: *ok = 1 when coop_relax_solve may run now; with neighbours it
+ * maps their memory at the first call, and *ok = 0 on every rank when some
+ * rank could not (the caller then steps with host exchanges). */
+int coop_relax_solve_ready(coop_relax *r, int *ok);
 int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl);
 
 /* The frame of a solve on the driver: begin clears the history, sets the

@@ -44,11 +44,6 @@ __global__ void RELAX_BOUNDS steps_kernel(RelaxPar P, const __grid_constant__ Re
   }
 }
 
-struct SolveArgs {
-  long long max_iter, check_every, hist_cap;
-  double rtol, atol, dtol;
-};
-
 /* ---- the multi-rank solve: every rank's GPU on one node, no host step ----
  * Each step, every block stores the new values of the owned layer at each
  * face straight into the neighbour's ghost layer (PeerFwd, CUDA IPC memory
@@ -86,11 +81,7 @@ __device__ __forceinline__ void red_relaxed_gpu(unsigned long long *p, unsigned 
 __device__ __forceinline__ void st_relaxed_sys64(unsigned long long *p, unsigned long long v) {
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ unsigned long long ld_acquire_gpu64(const unsigned long long *p) {
-  unsigned long long v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
+using coop_bar::ld_acquire_gpu64;
 __device__ __forceinline__ unsigned long long ld_acquire_sys64(const unsigned long long *p) {
   unsigned long long v;
   asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");

@@ -71,6 +71,25 @@ int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void *u, void *u
                                coop_relax_solve_state *state, long long *hist_iter,
                                double *hist_res, long long hist_cap, int blocks, void *stream);
 
+/* The whole solve of a rank alone on a 2D box that stays on the chip
+ * (solvers/relax_resident.cu): the field in registers across sweeps, one
+ * band of at most `rows` rows per block, one block per SM. */
+typedef struct {
+  int blocks, threads, rows, smem; /* smem: dynamic shared bytes */
+  int f_smem;                      /* f held in shared memory */
+} coop_relax_resident;
+
+/* *p for s on a GPU of sms SMs; p->blocks == 0 and *why (static text) when
+ * the box does not fit. */
+int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, int sms,
+                                  coop_relax_resident *p, const char **why);
+/* Same contract as coop_relax_solve_grid_cuda, on plan p. */
+int coop_relax_solve_resident_cuda(const coop_stencil *s, double c, void *u, void *unew,
+                                   const void *f, const coop_solve_ctl *ctl,
+                                   coop_relax_solve_state *state, long long *hist_iter,
+                                   double *hist_res, long long hist_cap,
+                                   const coop_relax_resident *p, void *stream);
+
 /* The whole solve of one of several ranks, each on its own GPU of one node:
  * halos stored into the neighbours' ghosts and the residual summed through
  * mailboxes in peer memory (solvers/relax_cuda.cu). Every rank launches it

@@ -31,6 +31,7 @@ typedef struct {
   int blocks;            /* run.blocks: persistent grid size, 0 = all that fit */
   int overlap;           /* run.overlap: halo exchange beside the interior (grid solvers) */
   int fused_halo;        /* run.fused_halo: grid mode over a node's GPUs in one kernel each */
+  int resident;          /* run.resident: a small 2D box held on the chip across sweeps */
   const char *pc;        /* solver.pc: none or jacobi */
   int cg_single_reduction; /* solver.cg_single_reduction: cg in Chronopoulos-Gear form */
   int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none */
@@ -63,6 +64,7 @@ typedef struct {
   int grid_blocks;       /* blocks of the persistent kernel that ran (0: none) */
   int halo_ipc_faces;    /* halo faces copied GPU to GPU (set by the driver) */
   int halo_fused;        /* 1: the halos went by stores inside the persistent kernel */
+  int field_resident;    /* 1: the field stayed in registers across sweeps (run.resident) */
   int nphases;
   const char *phase_name[COOP_MAX_PHASES];
   double phase_time[COOP_MAX_PHASES];

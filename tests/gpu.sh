@@ -29,6 +29,16 @@ fused_check() { # log: the fused multi-rank kernel ran (2 GPUs) or was declined 
   fi
 }
 
+# one rank in grid mode on a 2D box that fits on the chip: the field held in
+# registers (run.resident); RESIDENT=0 for cases that stream (3D, run.blocks)
+resident_check() { # log
+  if [ "${RESIDENT:-1}" = 1 ]; then
+    grep -q "held in registers" "$1" || { cat "$1"; fail "$1: the resident kernel did not run"; }
+  else
+    ! grep -q "held in registers" "$1" || { cat "$1"; fail "$1: the resident kernel ran"; }
+  fi
+}
+
 compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
   name=$1
   shift
@@ -45,6 +55,7 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
           solve "$r" $n cuda $sync --set run.halo=$halo "$@"
         fi
         [ "$n-$sync-$halo" != 2-grid-ipc ] || fused_check "$TMP/$r.log"
+        [ "$n-$sync" != 1-grid ] || resident_check "$TMP/$r.log"
         [ "$(mode_of "$TMP/$r.h5")" = $sync ] || fail "$name: mode is not $sync"
         $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$r.h5" --rtol "${TOL:-1e-12}" ||
           fail "$name: cuda $sync at $n ranks ($halo halos) differs from host"
@@ -65,16 +76,28 @@ compare g2d-odd-deep --set solver.rtol=0 --set solver.max_iter=150 --set solver.
   --set grid.ny=77 --set grid.ghost=4 --set problem.type=laplace
 TOL=1e-5 compare g2d-odd-fp32 --set solver.rtol=0 --set solver.max_iter=150 --set solver.check_every=7 \
   --set grid.nx=203 --set grid.ny=77 --set grid.ghost=3 --set solver.precision=fp32
-compare g3d-odd $fixed --set grid.dim=3 --set grid.nx=37 --set grid.ny=23 --set grid.nz=19 --set grid.ghost=2 \
+RESIDENT=0 compare g3d-odd $fixed --set grid.dim=3 --set grid.nx=37 --set grid.ny=23 --set grid.nz=19 --set grid.ghost=2 \
   --set problem.type=laplace
 compare g2d-deep $fixed --set grid.nx=200 --set grid.ny=150 --set grid.ghost=3 --set problem.type=laplace
-compare g3d $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30
-compare g3d-deep $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30 --set grid.ghost=2
+RESIDENT=0 compare g3d $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30
+RESIDENT=0 compare g3d-deep $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30 --set grid.ghost=2
 TOL=1e-5 compare g2d-fp32 $fixed --set grid.nx=200 --set grid.ny=150 --set solver.precision=fp32
-TOL=1e-5 compare g3d-fp32 $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30 \
+TOL=1e-5 RESIDENT=0 compare g3d-fp32 $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30 \
   --set grid.ghost=2 --set solver.precision=fp32
 # a persistent grid of 2 blocks: each block strides over many tiles
-compare g2d-2blocks $fixed --set grid.nx=200 --set grid.ny=150 --set run.blocks=2 --set grid.ghost=2
+RESIDENT=0 compare g2d-2blocks $fixed --set grid.nx=200 --set grid.ny=150 --set run.blocks=2 --set grid.ghost=2
+# the resident kernel's band heights (rows per thread 16, 8, 2), rows of many
+# warps, bands of unequal height, fp32 with a source; and the same box
+# streamed (run.resident = false) for the bits
+compare g2d-tall $fixed --set grid.nx=100 --set grid.ny=2000
+compare g2d-r8 --set solver.rtol=0 --set solver.max_iter=40 --set solver.check_every=1 --set grid.nx=300 --set grid.ny=1000
+TOL=1e-5 compare g2d-wide-fp32 $fixed --set grid.nx=1500 --set grid.ny=263 --set solver.precision=fp32
+RESIDENT=0 solve g2d-wide-fp32-stream 1 cuda grid $fixed --set grid.nx=1500 --set grid.ny=263 --set solver.precision=fp32 \
+  --set run.resident=false
+resident_check_off=$TMP/g2d-wide-fp32-stream.log
+RESIDENT=0 resident_check "$resident_check_off"
+$PY "$H5CHECK" same "$TMP/g2d-wide-fp32-launch-1-mpi.h5" "$TMP/g2d-wide-fp32-stream.h5" ||
+  fail "run.resident = false: not bit-identical to launch"
 # a converged solve: at one rank grid mode runs it in one launch, stop test included
 compare conv --set grid.nx=64 --set grid.ny=48 --set solver.rtol=1e-8 --set solver.check_every=100
 for f in "$TMP"/conv-*-*.h5; do

@@ -233,7 +233,7 @@ def check_solver(c, f):
         c.attr(g, name, "S")
     c.attr(g, "iterations", "i8")
     c.attr(g, "barriers_per_iteration", "i8")
-    for name in ("blocks", "ipc_faces", "halo_fused"):
+    for name in ("blocks", "ipc_faces", "halo_fused", "resident"):
         c.attr(g, name, "i8")
     if "true_residual" in g.attrs:
         c.attr(g, "true_residual", "f8")

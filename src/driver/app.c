@@ -426,6 +426,7 @@ static int setup_form(app_state *a, const coop_comm *c) {
   sv->blocks = (int)coop_config_int(a->cfg, "run.blocks");
   sv->overlap = coop_config_bool(a->cfg, "run.overlap");
   sv->fused_halo = coop_config_bool(a->cfg, "run.fused_halo");
+  sv->resident = coop_config_bool(a->cfg, "run.resident");
   sv->pc = coop_config_str(a->cfg, "solver.pc");
   sv->cg_single_reduction = coop_config_bool(a->cfg, "solver.cg_single_reduction");
   sv->true_rnorm = -1.0;

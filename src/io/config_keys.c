@@ -89,6 +89,10 @@ static const coop_key_info keys[] = {
              "solve in one kernel per rank, new boundary values stored straight into the "
              "neighbours' ghosts and the residual summed through peer memory (false: the host "
              "exchanges halos between kernels)"),
+    KEY_BOOL("run", "resident", "true",
+             "grid mode, one rank, a 2D box that fits on the chip (about 1M points fp32 on an "
+             "H200): the field stays in registers across sweeps and only the edge rows of each "
+             "block's band go through memory (false: every sweep streams the field from memory)"),
     KEY_INT("run", "device", "-1", -1, 4096,
             "GPU index; -1: node-local rank modulo the GPUs of the node"),
     KEY_INT("run", "blocks", "0", 0, 1000000,

@@ -243,7 +243,7 @@ static int check_same(const coop_io_result *r, int size) {
 
 enum { S_VERSION, S_DEVICES, S_INPUT_NAME, S_INPUT_TEXT, S_RESOLVED, S_SOLVER, S_BACKEND,
        S_MODE, S_PRECISION, S_REASON, S_CREATED, N_STR };
-enum { I_BYTES, I_HIST, I_ITER, I_GPUS, I_EXACT, I_BARRIERS, I_HIST_TRUE, I_STEPS, I_BLOCKS, I_IPC, I_FUSED, N_INT };
+enum { I_BYTES, I_HIST, I_ITER, I_GPUS, I_EXACT, I_BARRIERS, I_HIST_TRUE, I_STEPS, I_BLOCKS, I_IPC, I_FUSED, I_RESIDENT, N_INT };
 enum { D_RES, D_REL, D_TIME, D_EMAX, D_EL2, D_TRUE, D_DT, D_T, D_SPACING, D_ORIGIN = D_SPACING + 3,
        N_DBL = D_ORIGIN + 3 };
 
@@ -306,6 +306,7 @@ static void meta_scalars(io_meta *m, const coop_io_result *r) {
   m->ival[I_BLOCKS] = r->blocks;
   m->ival[I_IPC] = r->ipc_faces;
   m->ival[I_FUSED] = r->halo_fused != 0;
+  m->ival[I_RESIDENT] = r->resident != 0;
   m->ival[I_HIST_TRUE] = r->hist_true != 0;
   m->dval[D_TRUE] = r->true_residual;
   m->dval[D_RES] = r->residual;
@@ -592,6 +593,8 @@ static const char solver_desc[] =
     "ipc_faces = halo faces of rank 0 copied GPU to GPU through CUDA IPC; "
     "halo_fused = 1 when the halos went by stores into the neighbours' ghosts inside one "
     "persistent kernel per rank (run.fused_halo), else 0; "
+    "resident = 1 when the field stayed in registers across sweeps, only the edge rows of each "
+    "block's band going through memory (run.resident), else 0; "
     "dt and time (time steppers: heat) = the time step and the time reached, iterations * dt";
 
 static int write_solver(hid_t fid, const io_meta *m) {
@@ -609,6 +612,7 @@ static int write_solver(hid_t fid, const io_meta *m) {
   COOP_TRY(attr_num(g, "blocks", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_BLOCKS], 0));
   COOP_TRY(attr_num(g, "ipc_faces", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_IPC], 0));
   COOP_TRY(attr_num(g, "halo_fused", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_FUSED], 0));
+  COOP_TRY(attr_num(g, "resident", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_RESIDENT], 0));
   if (m->ival[I_STEPS] > 0)
     COOP_TRY(attr_num(g, "steps", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_STEPS], 0));
   if (m->dval[D_TRUE] >= 0) COOP_TRY(attr_f64(g, "true_residual", m->dval[D_TRUE]));

@@ -1,0 +1,373 @@
+/* The whole Jacobi solve of a rank alone on a 2D box small enough to stay on
+ * the chip: the field lives in the threads' registers across sweeps, and only
+ * the two edge rows of each block's band go through memory (L2) each sweep.
+ *
+ * Why: at 1024^2 fp32 the streaming kernel (solvers/relax_cuda.cu) spends a
+ * sweep on L2 round trips (load, store drain) and the grid barrier; the bytes
+ * are not the limit (ncu: 99.5% L2 hit rate, 27% of L2 throughput, 43% of
+ * stalls at the barrier). Here a sweep reads no field from memory at all.
+ *
+ * Layout: block b owns a band of consecutive owned rows (at most R); thread t
+ * owns chunk t (16 bytes: 4 floats or 2 doubles) of every row of the band,
+ * the same chunks the streaming kernel uses, ghost columns included so that
+ * every owned point's x neighbours are in some thread's chunk. x neighbours
+ * come from the next lanes by shuffles, and at a warp's ends from shared
+ * memory; y neighbours from the thread's own registers, and at the band's ends
+ * from the neighbouring bands.
+ *
+ * from the neighbouring bands' edge rows, stored to the field in memory before
+ * the grid barrier and loaded after it.
+ *
+ * Where the time goes (H200, bench/results/2026-11-30-h200x2-resident.md):
+ * a sweep costs about 2.5 us at any size up to 1024^2: the grid barrier and
+ * two L2 round trips (the edge stores drained before it, the edge loads
+ * after), not the points. A version without the grid barrier, each edge
+ * chunk sent as tagged 64-bit words that the neighbour polls and the sum
+ * read two sweeps late, was slower (1024^2 fp32: 4.6 against 3.75 us a sweep
+ * with the residual every sweep, 2.9 against 2.7 every 100).
+ *
+ * Same arithmetic as every other mode (relax_res2, same operands), so the
+ * iterates have the same bits. A norm step keeps the field it measured in
+ * shared memory, because the stop test comes after the barrier, when the
+ * registers already hold the next iterate; a stop writes it back. */
+#include <cooperative_groups.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cuda_check.cuh"
+#include "kernels/stencil_relax.cuh"
+#include "solvers/relax_cuda.h"
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+struct ResGeom {
+  long long sy;     /* storage row stride */
+  int a0, nch;      /* first chunk (storage x / V), chunks per row */
+  int ox0, ox1;     /* owned x, storage coordinates */
+  int om0;          /* first owned row (storage) */
+  int base, extra;  /* rows of band b: base + (b < extra) */
+  int f_smem;       /* f copied into shared memory (else read from L2 each sweep) */
+};
+
+/* Threads per block by rows per thread: the block's registers (65536 per
+ * SM, one block per SM) must hold R chunks per thread plus the loop's state
+ * (about 90 registers at R = 2, 140 at R = 8, 230 at R = 16 without a cap). */
+constexpr int res_threads(int R) { return R <= 4 ? 1024 : R <= 8 ? 512 : 256; }
+
+template <typename T>
+__device__ __forceinline__ typename Vec16<T>::type vzero() {
+  typename Vec16<T>::type z;
+#pragma unroll
+  for (int e = 0; e < Vec16<T>::n; e++) vset(z, e, (T)0);
+  return z;
+}
+
+/* Stores the owned elements of a chunk (all of it when om is full). */
+template <typename T>
+__device__ __forceinline__ void store_owned(T *p, const typename Vec16<T>::type &v, unsigned om) {
+  constexpr int V = Vec16<T>::n;
+  if (om == (1u << V) - 1u) {
+    vstore(p, v);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if ((om >> e) & 1u) p[e] = vget(v, e);
+  }
+}
+
+/* One sweep of a band from v (and up, dn, the rows beside it) into v; the
+ * sum of squared residuals of the owned points. NORM also keeps the measured
+ * field in save. eL, eR: the warps' first and last columns. last: the new
+ * values of the band's last row. */
+template <typename T, bool HAS_F, bool NORM, int R>
+__device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T>::type (&v)[R],
+                                             const typename Vec16<T>::type &up,
+                                             const typename Vec16<T>::type &dn, int rows,
+                                             unsigned om, const T *eL, const T *eR,
+                                             const typename Vec16<T>::type *fp, long long fstride,
+                                             typename Vec16<T>::type *save,
+                                             typename Vec16<T>::type &last) {
+  typedef typename Vec16<T>::type VT;
+  constexpr int V = Vec16<T>::n;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  const T w0 = (T)P.w0, w1 = (T)P.w1, diag = (T)P.diag, c = (T)P.c;
+  double sum = 0.0;
+  VT prev = up;
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    if (r < rows) { /* the same for the whole block */
+    const VT cur = v[r];
+    VT nxt = dn;
+    if (r + 1 < R && r + 1 < rows) nxt = v[r + 1 < R ? r + 1 : r];
+    T left = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
+    T right = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
+    if (lane == 0) left = w > 0 ? eR[r * nw + w - 1] : (T)0;
+    if (lane == 31) right = w + 1 < nw ? eL[r * nw + w + 1] : (T)0;
+    VT fv;
+    if (HAS_F) fv = fp[r * fstride];
+    if (NORM) save[r * blockDim.x + threadIdx.x] = cur;
+    VT out = cur;
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      const T ce = vget(cur, e);
+      const T l = e == 0 ? left : vget(cur, e - 1);
+      const T rr = e == V - 1 ? right : vget(cur, e + 1);
+      const T res = relax_res2(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0,
+                               w0, w1, diag);
+      if ((om >> e) & 1u) {
+        vset(out, e, ce + c * res);
+        if (NORM) sum += (double)res * (double)res;
+      }
+    }
+    v[r] = out;
+    last = out; /* the band's last row, for publish (no indexing of v by rows) */
+    prev = cur;
+    }
+  }
+  return sum;
+}
+
+/* The warp's end columns of v into e ([side][r][warp]): lane 0 the first
+ * element, lane 31 the last; the next sweep reads them at the warps' ends. */
+template <typename T, int R>
+__device__ __forceinline__ void put_edges(T *e, const typename Vec16<T>::type (&v)[R]) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  if (lane == 0) {
+#pragma unroll
+    for (int r = 0; r < R; r++) e[r * nw + w] = vget(v[r], 0);
+  }
+  if (lane == 31) {
+#pragma unroll
+    for (int r = 0; r < R; r++) e[R * nw + r * nw + w] = vget(v[r], Vec16<T>::n - 1);
+  }
+}
+
+/* The band's edge rows (first, last) into dst at storage index q of the first
+ * row's chunk, for the neighbouring bands to load after the barrier. */
+template <typename T>
+__device__ __forceinline__ void publish(T *dst, long long q, long long sy, int rows, unsigned om,
+                                        bool below, bool above, const typename Vec16<T>::type &first,
+                                        const typename Vec16<T>::type &last) {
+  if (below) store_owned(dst + q, first, om);
+  if (above) store_owned(dst + q + sy * (rows - 1), last, om);
+}
+
+template <typename T, bool HAS_F, int R>
+__global__ void __launch_bounds__(res_threads(R), 1)
+    resident_kernel(RelaxPar P, ResGeom G, T *ua, T *ub, const T *__restrict__ f, SolveArgs a,
+                    coop_relax_solve_state *st, long long *hi, double *hr) {
+  typedef typename Vec16<T>::type VT;
+  constexpr int V = Vec16<T>::n;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x, nw = blockDim.x >> 5;
+  const int nthr = blockDim.x, b = blockIdx.x, nb = gridDim.x;
+  const int rows = G.base + (b < G.extra ? 1 : 0);
+  const int r0 = G.om0 + b * G.base + min(b, G.extra); /* storage row of the band's first */
+  const bool live = tid < G.nch;
+  const int xs = (G.a0 + tid) * V;
+  const long long sy = G.sy;
+  const bool lead = b == 0 && tid == 0;
+  /* shared memory: the field of the last norm step, f, edge columns */
+  VT *save = reinterpret_cast<VT *>(smem);
+  VT *fs = save + R * nthr;
+  T *ecol = reinterpret_cast<T *>(fs + (HAS_F && G.f_smem ? R * nthr : 0)); /* [parity][side][r][warp] */
+  __shared__ double s_sum;
+
+  unsigned om = 0; /* owned elements of the chunk */
+#pragma unroll
+  for (int e = 0; e < V; e++)
+    if (live && xs + e >= G.ox0 && xs + e < G.ox1) om |= 1u << e;
+
+  VT v[R];
+  const VT z = vzero<T>();
+#pragma unroll
+  for (int r = 0; r < R; r++) v[r] = live && r < rows ? vload(ua + xs + sy * (r0 + r)) : z;
+  /* the rows beside the band: the neighbours' edges, or the boundary */
+  VT up = live ? vload(ua + xs + sy * (r0 - 1)) : z;
+  VT dn = live ? vload(ua + xs + sy * (r0 + rows)) : z;
+  const VT *fp = nullptr; /* f of row r at fp[r * fstride] */
+  long long fstride = 0;
+  if (HAS_F) {
+    if (G.f_smem) {
+#pragma unroll
+      for (int r = 0; r < R; r++) fs[r * nthr + tid] = live && r < rows ? vload(f + xs + sy * (r0 + r)) : z;
+      fp = fs + tid;
+      fstride = nthr;
+    } else {
+      fp = reinterpret_cast<const VT *>(f + xs + sy * r0);
+      fstride = sy / V;
+    }
+  }
+  put_edges<T, R>(ecol, v); /* by parity: written after a sweep, read in the next */
+  __syncthreads();
+  const long long q0 = xs + sy * r0;
+  const bool below = live && b > 0, above = live && b + 1 < nb; /* neighbouring bands */
+  VT last = z;
+
+  cg::grid_group grid = cg::this_grid();
+  T *cur_f = ua, *new_f = ub; /* the buffer of the iterate, and the one its edges go to */
+  long long it = 0, c_no = 0, steps = 0;
+  double r0n = 0.0, rn = 0.0;
+  int reason = 0, par = 0;
+  /* one sweep into v, its edge rows into new_f for the neighbours */
+#define RESIDENT_SWEEP(NORM)                                                                    \
+  band_sweep<T, HAS_F, NORM, R>(P, v, up, dn, rows, om, ecol + par * 2 * R * nw,                 \
+                                ecol + par * 2 * R * nw + R * nw, fp, fstride, save, last);       \
+  publish<T>(new_f, q0, sy, rows, om, below, above, v[0], last);                                   \
+  put_edges<T, R>(ecol + (par ^ 1) * 2 * R * nw, v);                                               \
+  par ^= 1;                                                                                        \
+  steps++
+  /* after the barrier: the neighbours' edge rows */
+#define RESIDENT_HALO()                                     \
+  do {                                                      \
+    if (below) up = vload(new_f + q0 - sy);                 \
+    if (above) dn = vload(new_f + q0 + sy * rows);          \
+  } while (0)
+  for (;;) {
+    /* norm step at check c_no: its sum goes to acc[c_no % 3]; the slot the
+     * next check uses was last read before the previous barrier */
+    const double part = RESIDENT_SWEEP(true);
+    if (lead) st->acc[(c_no + 1) % 3] = 0.0;
+    block_sum_add(part, &st->acc[c_no % 3]);
+    grid.sync();
+    if (tid == 0) s_sum = *(volatile double *)&st->acc[c_no % 3];
+    RESIDENT_HALO();
+    __syncthreads();
+    rn = sqrt(s_sum);
+    if (c_no == 0) r0n = rn;
+    if (lead) {
+      const long long slot = coop_history_slot(c_no, a.hist_cap);
+      hi[slot] = it;
+      hr[slot] = rn;
+      st->hist_len = slot + 1;
+    }
+    reason = coop_stop_test(rn, r0n, it, a.max_iter, a.rtol, a.atol, a.dtol);
+    c_no++;
+    if (reason) { /* the measured iterate, kept in save, is the answer */
+      if (live)
+#pragma unroll
+        for (int r = 0; r < R; r++)
+          if (r < rows) store_owned(cur_f + q0 + sy * r, save[r * nthr + tid], om);
+      break;
+    }
+    T *t = cur_f;
+    cur_f = new_f;
+    new_f = t;
+    it++;
+    const long long next = min(it - 1 + a.check_every, a.max_iter);
+    for (; it < next; it++) {
+      RESIDENT_SWEEP(false);
+      grid.sync();
+      RESIDENT_HALO();
+      t = cur_f;
+      cur_f = new_f;
+      new_f = t;
+    }
+  }
+#undef RESIDENT_SWEEP
+#undef RESIDENT_HALO
+  if (lead) {
+    st->r0 = r0n;
+    st->rnorm = rn;
+    st->iterations = it;
+    st->steps = steps;
+    st->reason = reason;
+  }
+}
+
+constexpr int kRows[] = {2, 4, 8, 16};
+
+template <typename T, bool HAS_F>
+void *kernel_for(int R) {
+  switch (R) {
+    case 2: return (void *)resident_kernel<T, HAS_F, 2>;
+    case 4: return (void *)resident_kernel<T, HAS_F, 4>;
+    case 8: return (void *)resident_kernel<T, HAS_F, 8>;
+    default: return (void *)resident_kernel<T, HAS_F, 16>;
+  }
+}
+void *pick(bool f32, bool has_f, int R) {
+  return f32 ? (has_f ? kernel_for<float, true>(R) : kernel_for<float, false>(R))
+             : (has_f ? kernel_for<double, true>(R) : kernel_for<double, false>(R));
+}
+
+ResGeom make_geom(const coop_stencil *s, const coop_relax_resident *p) {
+  const coop_grid *gr = &s->grid;
+  const int V = 16 / (int)coop_prec_size(gr->prec);
+  ResGeom g = {};
+  g.sy = gr->ext[0];
+  g.ox0 = (int)gr->g[0];
+  g.ox1 = (int)(gr->g[0] + gr->n[0]);
+  g.a0 = (g.ox0 - 1) / V;
+  g.nch = g.ox1 / V - g.a0 + 1;
+  g.om0 = (int)gr->g[1];
+  g.base = (int)(gr->n[1] / p->blocks);
+  g.extra = (int)(gr->n[1] % p->blocks);
+  g.f_smem = p->f_smem;
+  return g;
+}
+
+}  // namespace
+
+extern "C" int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, int sms,
+                                             coop_relax_resident *p, const char **why) {
+  const coop_grid *gr = &s->grid;
+  memset(p, 0, sizeof *p);
+  *why = NULL;
+  if (gr->ndim != 2) {
+    *why = "3D boxes stream from memory";
+    return 0;
+  }
+  const bool f32 = gr->prec == COOP_FP32;
+  const long long V = f32 ? 4 : 2, tsize = f32 ? 4 : 8;
+  const long long ox0 = gr->g[0], ox1 = gr->g[0] + gr->n[0];
+  const long long nch = ox1 / V - (ox0 - 1) / V + 1;
+  const long long threads = (nch + 31) / 32 * 32;
+  int dev = 0, optin = 0;
+  COOP_CUDA(cudaGetDevice(&dev));
+  COOP_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  for (int R : kRows) {
+    const long long blocks = (gr->n[1] + R - 1) / R;
+    if (blocks > sms || threads > res_threads(R)) continue;
+    const long long band = (long long)R * threads * 16; /* one field of the band */
+    const long long edges = 2LL * 2 * R * (threads / 32) * tsize;
+    long long bytes = band + edges; /* the last norm step's field */
+    if (bytes > optin) continue;
+    const int f_smem = has_f && bytes + band <= optin;
+    if (f_smem) bytes += band;
+    void *k = pick(f32, has_f, R);
+    COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    int per_sm = 0;
+    COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)threads, (size_t)bytes));
+    if ((long long)per_sm * sms < blocks) continue;
+    p->blocks = (int)blocks;
+    p->threads = (int)threads;
+    p->rows = R;
+    p->smem = (int)bytes;
+    p->f_smem = f_smem;
+    return 0;
+  }
+  *why = threads > 1024 ? "rows too long for one block" : "the box does not fit in one band per SM";
+  return 0;
+}
+
+extern "C" int coop_relax_solve_resident_cuda(const coop_stencil *s, double c, void *u, void *unew,
+                                              const void *f, const coop_solve_ctl *ctl,
+                                              coop_relax_solve_state *state, long long *hist_iter,
+                                              double *hist_res, long long hist_cap,
+                                              const coop_relax_resident *p, void *stream) {
+  if (p->blocks < 1 || s->grid.ndim != 2)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "no resident plan for this box");
+  RelaxPar P = make_relax_par(s, c);
+  SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
+  ResGeom G = make_geom(s, p);
+  cudaStream_t q = (cudaStream_t)stream;
+  void *k = pick(s->grid.prec == COOP_FP32, f != NULL, p->rows);
+  void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res};
+  COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, q));
+  COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, p->smem));
+  COOP_CUDA(cudaLaunchCooperativeKernel(k, dim3(p->blocks), dim3(p->threads), args, (size_t)p->smem, q));
+  return 0;
+}
