@@ -13,8 +13,6 @@
  * every owned point's x neighbours are in some thread's chunk. x neighbours
  * come from the next lanes by shuffles, and at a warp's ends from shared
  * memory; y neighbours from the thread's own registers, and at the band's ends
- * from the neighbouring bands.
- *
  * from the neighbouring bands' edge rows, stored to the field in memory before
  * the grid barrier and loaded after it.
  *
@@ -331,13 +329,16 @@ extern "C" int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, i
   for (int R : kRows) {
     const long long blocks = (gr->n[1] + R - 1) / R;
     if (blocks > sms || threads > res_threads(R)) continue;
+    void *k = pick(f32, has_f, R);
+    cudaFuncAttributes fa;
+    COOP_CUDA(cudaFuncGetAttributes(&fa, k));
+    const long long room = optin - (long long)fa.sharedSizeBytes; /* less the static shared memory */
     const long long band = (long long)R * threads * 16; /* one field of the band */
     const long long edges = 2LL * 2 * R * (threads / 32) * tsize;
     long long bytes = band + edges; /* the last norm step's field */
-    if (bytes > optin) continue;
-    const int f_smem = has_f && bytes + band <= optin;
+    if (bytes > room) continue;
+    const int f_smem = has_f && bytes + band <= room;
     if (f_smem) bytes += band;
-    void *k = pick(f32, has_f, R);
     COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
     int per_sm = 0;
     COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)threads, (size_t)bytes));

@@ -86,13 +86,14 @@ TOL=1e-5 RESIDENT=0 compare g3d-fp32 $fixed --set grid.dim=3 --set grid.nx=40 --
   --set grid.ghost=2 --set solver.precision=fp32
 # a persistent grid of 2 blocks: each block strides over many tiles
 RESIDENT=0 compare g2d-2blocks $fixed --set grid.nx=200 --set grid.ny=150 --set run.blocks=2 --set grid.ghost=2
-# the resident kernel's band heights (rows per thread 16, 8, 2), rows of many
-# warps, bands of unequal height, fp32 with a source; and the same box
-# streamed (run.resident = false) for the bits
-compare g2d-tall $fixed --set grid.nx=100 --set grid.ny=2000
-compare g2d-r8 --set solver.rtol=0 --set solver.max_iter=40 --set solver.check_every=1 --set grid.nx=300 --set grid.ny=1000
-TOL=1e-5 compare g2d-wide-fp32 $fixed --set grid.nx=1500 --set grid.ny=263 --set solver.precision=fp32
-RESIDENT=0 solve g2d-wide-fp32-stream 1 cuda grid $fixed --set grid.nx=1500 --set grid.ny=263 --set solver.precision=fp32 \
+# the resident kernel's band heights (rows per thread 16, 8, 4; 2 above), rows
+# of many warps, bands of unequal height, fp32 with a source, a stop at an odd
+# iteration (the measured field written to the second buffer); and the same
+# box streamed (run.resident = false) for the bits. 75 bands: GPUs of 75 SMs up.
+compare g2d-tall $fixed --set grid.nx=100 --set grid.ny=1200
+compare g2d-r8 --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 --set grid.nx=300 --set grid.ny=600
+TOL=1e-5 compare g2d-wide-fp32 $fixed --set grid.nx=1500 --set grid.ny=299 --set solver.precision=fp32
+RESIDENT=0 solve g2d-wide-fp32-stream 1 cuda grid $fixed --set grid.nx=1500 --set grid.ny=299 --set solver.precision=fp32 \
   --set run.resident=false
 resident_check_off=$TMP/g2d-wide-fp32-stream.log
 RESIDENT=0 resident_check "$resident_check_off"
