@@ -36,13 +36,6 @@ struct RelaxPar {
   double w0, w1, w2, diag, c;
 };
 
-/* The stop rule of a whole solve in one launch (solvers/relax_cuda.cu,
- * solvers/relax_resident.cu). */
-struct SolveArgs {
-  long long max_iter, check_every, hist_cap;
-  double rtol, atol, dtol;
-};
-
 /* One region on one stored field, in storage coordinates (ghosts included).
  * A task is one chunk of V points along x times `ry` rows along the march
  * axis (y in 2D, z in 3D) at one row of the other axis (3D: y). */
@@ -74,6 +67,19 @@ __device__ __forceinline__ void vset(float4 &v, int e, float x) {
 }
 __device__ __forceinline__ void vset(double2 &v, int e, double x) {
   if (e == 0) v.x = x; else v.y = x;
+}
+/* The elements of a chunk in mask m (bit e: element e) to p: one 16-byte
+ * store when all are, else element by element. */
+template <typename T>
+__device__ __forceinline__ void vstore_mask(T *p, const typename Vec16<T>::type &v, unsigned m) {
+  constexpr int V = Vec16<T>::n;
+  if (m == (1u << V) - 1u) {
+    vstore(p, v);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if ((m >> e) & 1u) p[e] = vget(v, e);
+  }
 }
 
 /* The residual f - A u at one point, A u in the host reference's order
@@ -129,13 +135,7 @@ __device__ __forceinline__ void peer_forward(const PeerFwd &F, int par, const Re
     const int lo = march ? G.om0 : G.oq0, hi = march ? G.om1 : G.oq1;
     if (c != (P.side ? hi - 1 : lo)) continue;
     const long long q = xs + P.sy * (P.axis == 1 ? P.gc : y) + P.sz * (P.axis == 2 ? P.gc : z);
-    if (xm == (1u << V) - 1u) {
-      vstore(dst + q, out);
-    } else {
-#pragma unroll
-      for (int e = 0; e < V; e++)
-        if ((xm >> e) & 1u) dst[q + e] = vget(out, e);
-    }
+    vstore_mask<T>(dst + q, out, xm);
   }
 }
 
@@ -215,7 +215,9 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
       /* Partial chunks (the region's edges) are stored element by element.
        * Merging them into one 16-byte store (load the chunk, blend, store)
        * gave STG.E.128 in the SASS but cost 7-16% on 8192^2 and 16384^2 in
-       * every mode (bench/results/2026-11-30-h200x2-stencil.md, call 5). */
+       * every mode (bench/results/2026-11-30-h200x2-stencil.md, call 5).
+       * Written out, not vstore_mask: the call changed this loop's PTX
+       * (induction variables), and this is the measured streaming kernel. */
       if (xm == (1u << V) - 1u) {
         vstore(un + idx, out);
       } else {

@@ -165,10 +165,8 @@ static int setup_device(coop_relax *r) {
   sv->halo_fused = 0;
   sv->field_resident = 0;
   /* a rank alone on a box that fits on the chip (run.blocks set: the user's grid) */
-  if (r->alone && sv->resident && sv->blocks == 0) {
-    const char *why = NULL;
-    COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->be->sm_count, &r->res, &why));
-  }
+  if (r->alone && sv->resident && sv->blocks == 0)
+    COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->be->sm_count, &r->res));
   return 0;
 #else
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");

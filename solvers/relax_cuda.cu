@@ -15,6 +15,7 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/stencil_relax.cuh"
 #include "solvers/relax_cuda.h"
+#include "solvers/relax_solve.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -179,15 +180,7 @@ __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
     if (lead) st->acc[(c + 1) % 3] = 0.0;
     block_sum_add(part, &st->acc[c % 3]);
     if (!barrier(true)) return; /* the host reads the fault record */
-    rn = sqrt(s_sum);
-    if (c == 0) r0 = rn;
-    if (lead) {
-      const long long slot = coop_history_slot(c, a.hist_cap);
-      hi[slot] = it;
-      hr[slot] = rn;
-      st->hist_len = slot + 1;
-    }
-    reason = coop_stop_test(rn, r0, it, a.max_iter, a.rtol, a.atol, a.dtol);
+    reason = solve_check(s_sum, it, c, r0, rn, a, lead, st, hi, hr);
     c++;
     if (reason) break; /* u is the iterate whose residual was measured */
     T *t = u;

@@ -79,10 +79,8 @@ typedef struct {
   int f_smem;                      /* f held in shared memory */
 } coop_relax_resident;
 
-/* *p for s on a GPU of sms SMs; p->blocks == 0 and *why (static text) when
- * the box does not fit. */
-int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, int sms,
-                                  coop_relax_resident *p, const char **why);
+/* *p for s on a GPU of sms SMs; p->blocks == 0 when the box does not fit. */
+int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, int sms, coop_relax_resident *p);
 /* Same contract as coop_relax_solve_grid_cuda, on plan p. */
 int coop_relax_solve_resident_cuda(const coop_stencil *s, double c, void *u, void *unew,
                                    const void *f, const coop_solve_ctl *ctl,

@@ -35,6 +35,7 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/stencil_relax.cuh"
 #include "solvers/relax_cuda.h"
+#include "solvers/relax_solve.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -60,19 +61,6 @@ __device__ __forceinline__ typename Vec16<T>::type vzero() {
 #pragma unroll
   for (int e = 0; e < Vec16<T>::n; e++) vset(z, e, (T)0);
   return z;
-}
-
-/* Stores the owned elements of a chunk (all of it when om is full). */
-template <typename T>
-__device__ __forceinline__ void store_owned(T *p, const typename Vec16<T>::type &v, unsigned om) {
-  constexpr int V = Vec16<T>::n;
-  if (om == (1u << V) - 1u) {
-    vstore(p, v);
-  } else {
-#pragma unroll
-    for (int e = 0; e < V; e++)
-      if ((om >> e) & 1u) p[e] = vget(v, e);
-  }
 }
 
 /* One sweep of a band from v (and up, dn, the rows beside it) into v; the
@@ -148,8 +136,8 @@ template <typename T>
 __device__ __forceinline__ void publish(T *dst, long long q, long long sy, int rows, unsigned om,
                                         bool below, bool above, const typename Vec16<T>::type &first,
                                         const typename Vec16<T>::type &last) {
-  if (below) store_owned(dst + q, first, om);
-  if (above) store_owned(dst + q + sy * (rows - 1), last, om);
+  if (below) vstore_mask<T>(dst + q, first, om);
+  if (above) vstore_mask<T>(dst + q + sy * (rows - 1), last, om);
 }
 
 template <typename T, bool HAS_F, int R>
@@ -233,21 +221,13 @@ __global__ void __launch_bounds__(res_threads(R), 1)
     if (tid == 0) s_sum = *(volatile double *)&st->acc[c_no % 3];
     RESIDENT_HALO();
     __syncthreads();
-    rn = sqrt(s_sum);
-    if (c_no == 0) r0n = rn;
-    if (lead) {
-      const long long slot = coop_history_slot(c_no, a.hist_cap);
-      hi[slot] = it;
-      hr[slot] = rn;
-      st->hist_len = slot + 1;
-    }
-    reason = coop_stop_test(rn, r0n, it, a.max_iter, a.rtol, a.atol, a.dtol);
+    reason = solve_check(s_sum, it, c_no, r0n, rn, a, lead, st, hi, hr);
     c_no++;
     if (reason) { /* the measured iterate, kept in save, is the answer */
       if (live)
 #pragma unroll
         for (int r = 0; r < R; r++)
-          if (r < rows) store_owned(cur_f + q0 + sy * r, save[r * nthr + tid], om);
+          if (r < rows) vstore_mask<T>(cur_f + q0 + sy * r, save[r * nthr + tid], om);
       break;
     }
     T *t = cur_f;
@@ -310,14 +290,10 @@ ResGeom make_geom(const coop_stencil *s, const coop_relax_resident *p) {
 }  // namespace
 
 extern "C" int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, int sms,
-                                             coop_relax_resident *p, const char **why) {
+                                             coop_relax_resident *p) {
   const coop_grid *gr = &s->grid;
   memset(p, 0, sizeof *p);
-  *why = NULL;
-  if (gr->ndim != 2) {
-    *why = "3D boxes stream from memory";
-    return 0;
-  }
+  if (gr->ndim != 2) return 0; /* 3D boxes stream from memory */
   const bool f32 = gr->prec == COOP_FP32;
   const long long V = f32 ? 4 : 2, tsize = f32 ? 4 : 8;
   const long long ox0 = gr->g[0], ox1 = gr->g[0] + gr->n[0];
@@ -350,8 +326,7 @@ extern "C" int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, i
     p->f_smem = f_smem;
     return 0;
   }
-  *why = threads > 1024 ? "rows too long for one block" : "the box does not fit in one band per SM";
-  return 0;
+  return 0; /* rows too long or too many for one band per SM: the box streams */
 }
 
 extern "C" int coop_relax_solve_resident_cuda(const coop_stencil *s, double c, void *u, void *unew,

@@ -93,10 +93,9 @@ RESIDENT=0 compare g2d-2blocks $fixed --set grid.nx=200 --set grid.ny=150 --set 
 compare g2d-tall $fixed --set grid.nx=100 --set grid.ny=1200
 compare g2d-r8 --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 --set grid.nx=300 --set grid.ny=600
 TOL=1e-5 compare g2d-wide-fp32 $fixed --set grid.nx=1500 --set grid.ny=299 --set solver.precision=fp32
-RESIDENT=0 solve g2d-wide-fp32-stream 1 cuda grid $fixed --set grid.nx=1500 --set grid.ny=299 --set solver.precision=fp32 \
+solve g2d-wide-fp32-stream 1 cuda grid $fixed --set grid.nx=1500 --set grid.ny=299 --set solver.precision=fp32 \
   --set run.resident=false
-resident_check_off=$TMP/g2d-wide-fp32-stream.log
-RESIDENT=0 resident_check "$resident_check_off"
+RESIDENT=0 resident_check "$TMP/g2d-wide-fp32-stream.log"
 $PY "$H5CHECK" same "$TMP/g2d-wide-fp32-launch-1-mpi.h5" "$TMP/g2d-wide-fp32-stream.h5" ||
   fail "run.resident = false: not bit-identical to launch"
 # a converged solve: at one rank grid mode runs it in one launch, stop test included

@@ -1,0 +1,36 @@
+/* What the whole-solve kernels (solvers/relax_cuda.cu, solvers/relax_resident.cu)
+ * share: the stop rule, and the bookkeeping of a residual check. */
+#ifndef COOP_RELAX_SOLVE_CUH
+#define COOP_RELAX_SOLVE_CUH
+
+#include <math.h>
+
+#include "solvers/relax_cuda.h"
+
+namespace {
+
+struct SolveArgs {
+  long long max_iter, check_every, hist_cap;
+  double rtol, atol, dtol;
+};
+
+/* Check c of a solve, on iterate it whose squared residual sums to sum (every
+ * thread, after the barrier that completed the sum): the norm, r0 at the
+ * first check, the history entry (lead thread); the stop reason (0: go on). */
+__device__ __forceinline__ int solve_check(double sum, long long it, long long c, double &r0,
+                                           double &rn, const SolveArgs &a, bool lead,
+                                           coop_relax_solve_state *st, long long *hi, double *hr) {
+  rn = sqrt(sum);
+  if (c == 0) r0 = rn;
+  if (lead) {
+    const long long slot = coop_history_slot(c, a.hist_cap);
+    hi[slot] = it;
+    hr[slot] = rn;
+    st->hist_len = slot + 1;
+  }
+  return coop_stop_test(rn, r0, it, a.max_iter, a.rtol, a.atol, a.dtol);
+}
+
+}  // namespace
+
+#endif
