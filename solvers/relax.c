@@ -542,6 +542,8 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
     if (!rc && r->alone && r->res.blocks) {
       sv->grid_blocks = r->res.blocks;
       sv->field_resident = 1;
+      sv->resident_rows = r->res.rows;
+      sv->resident_groups = r->res.groups;
     }
   }
   be->release(be, st);

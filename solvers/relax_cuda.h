@@ -73,9 +73,11 @@ int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void *u, void *u
 
 /* The whole solve of a rank alone on a 2D box that stays on the chip
  * (solvers/relax_resident.cu): the field in registers across sweeps, one
- * band of at most `rows` rows per block, one block per SM. */
+ * band per block (one block per SM) split among `groups` groups of threads of
+ * at most `rows` rows each. */
 typedef struct {
   int blocks, threads, rows, smem; /* smem: dynamic shared bytes */
+  int groups;                      /* thread groups per block, rows split among them */
   int f_smem;                      /* f held in shared memory */
 } coop_relax_resident;
 

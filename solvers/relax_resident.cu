@@ -7,14 +7,18 @@
  * are not the limit (ncu: 99.5% L2 hit rate, 27% of L2 throughput, 43% of
  * stalls at the barrier). Here a sweep reads no field from memory at all.
  *
- * Layout: block b owns a band of consecutive owned rows (at most R); thread t
- * owns chunk t (16 bytes: 4 floats or 2 doubles) of every row of the band,
- * the same chunks the streaming kernel uses, ghost columns included so that
- * every owned point's x neighbours are in some thread's chunk. x neighbours
- * come from the next lanes by shuffles, and at a warp's ends from shared
- * memory; y neighbours from the thread's own registers, and at the band's ends
- * from the neighbouring bands' edge rows, stored to the field in memory before
- * the grid barrier and loaded after it.
+ * Layout: block b owns a band of consecutive owned rows, split among G groups
+ * of threads (at most R rows each); thread t of a group owns chunk t (16
+ * bytes: 4 floats or 2 doubles) of every row of its group's rows, the same
+ * chunks the streaming kernel uses, ghost columns included so that every
+ * owned point's x neighbours are in some thread's chunk. x neighbours come
+ * from the next lanes by shuffles, and at a warp's ends from shared memory;
+ * y neighbours from the thread's own registers, at a group's ends from the
+ * next group's edge rows in shared memory, and at the band's ends from the
+ * neighbouring bands' edge rows, stored to the field in memory before the
+ * grid barrier and loaded after it. More groups, fewer rows a thread: the
+ * sweep is latency-bound at one block per SM, so G groups of R rows beat one
+ * of G R rows (1024^2 fp32: bench/results/2026-11-30-h200x2-resident.md).
  *
  * Where the time goes (H200, bench/results/2026-11-30-h200x2-resident.md):
  * a sweep costs about 2.5 us at any size up to 1024^2: the grid barrier and
@@ -47,13 +51,16 @@ struct ResGeom {
   int ox0, ox1;     /* owned x, storage coordinates */
   int om0;          /* first owned row (storage) */
   int base, extra;  /* rows of band b: base + (b < extra) */
+  int groups, tg;   /* thread groups per block (a group's rows split likewise), threads per group */
   int f_smem;       /* f copied into shared memory (else read from L2 each sweep) */
 };
 
 /* Threads per block by rows per thread: the block's registers (65536 per
  * SM, one block per SM) must hold R chunks per thread plus the loop's state
- * (about 90 registers at R = 2, 140 at R = 8, 230 at R = 16 without a cap). */
-constexpr int res_threads(int R) { return R <= 4 ? 1024 : R <= 8 ? 512 : 256; }
+ * without spilling (ptxas, sm_90: 80 registers at R = 2, 96 at R = 4, 120
+ * at R = 8). 16 rows a thread would add nothing: 8 rows in twice the groups
+ * hold as many rows a block. */
+constexpr int res_threads(int R) { return R <= 2 ? 768 : R <= 4 ? 640 : 512; }
 
 template <typename T>
 __device__ __forceinline__ typename Vec16<T>::type vzero() {
@@ -63,10 +70,10 @@ __device__ __forceinline__ typename Vec16<T>::type vzero() {
   return z;
 }
 
-/* One sweep of a band from v (and up, dn, the rows beside it) into v; the
- * sum of squared residuals of the owned points. NORM also keeps the measured
- * field in save. eL, eR: the warps' first and last columns. last: the new
- * values of the band's last row. */
+/* One sweep of a group's rows from v (and up, dn, the rows beside them) into
+ * v; the sum of squared residuals of the owned points. NORM also keeps the
+ * measured field in save. eL, eR: the warps' first and last columns; wpg:
+ * warps per group. last: the new values of the group's last row. */
 template <typename T, bool HAS_F, bool NORM, int R>
 __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T>::type (&v)[R],
                                              const typename Vec16<T>::type &up,
@@ -74,7 +81,7 @@ __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T
                                              unsigned om, const T *eL, const T *eR,
                                              const typename Vec16<T>::type *fp, long long fstride,
                                              typename Vec16<T>::type *save,
-                                             typename Vec16<T>::type &last) {
+                                             typename Vec16<T>::type &last, int wpg) {
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
@@ -89,8 +96,8 @@ __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T
     if (r + 1 < R && r + 1 < rows) nxt = v[r + 1 < R ? r + 1 : r];
     T left = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
     T right = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
-    if (lane == 0) left = w > 0 ? eR[r * nw + w - 1] : (T)0;
-    if (lane == 31) right = w + 1 < nw ? eL[r * nw + w + 1] : (T)0;
+    if (lane == 0) left = w % wpg > 0 ? eR[r * nw + w - 1] : (T)0; /* a group's first warp: ghost side */
+    if (lane == 31) right = w % wpg + 1 < wpg ? eL[r * nw + w + 1] : (T)0;
     VT fv;
     if (HAS_F) fv = fp[r * fstride];
     if (NORM) save[r * blockDim.x + threadIdx.x] = cur;
@@ -149,16 +156,21 @@ __global__ void __launch_bounds__(res_threads(R), 1)
   extern __shared__ __align__(16) unsigned char smem[];
   const int tid = threadIdx.x, nw = blockDim.x >> 5;
   const int nthr = blockDim.x, b = blockIdx.x, nb = gridDim.x;
-  const int rows = G.base + (b < G.extra ? 1 : 0);
-  const int r0 = G.om0 + b * G.base + min(b, G.extra); /* storage row of the band's first */
-  const bool live = tid < G.nch;
-  const int xs = (G.a0 + tid) * V;
+  const int brows = G.base + (b < G.extra ? 1 : 0); /* the band's */
+  const int g = tid / G.tg, ng = G.groups, ct = tid - g * G.tg; /* group, chunk */
+  const int gbase = brows / ng, gextra = brows % ng;
+  const int rows = gbase + (g < gextra ? 1 : 0); /* the group's, >= 1 (the plan's rule) */
+  const int r0 = G.om0 + b * G.base + min(b, G.extra) + g * gbase + min(g, gextra); /* group's first row */
+  const bool live = ct < G.nch;
+  const int xs = (G.a0 + ct) * V;
   const long long sy = G.sy;
   const bool lead = b == 0 && tid == 0;
-  /* shared memory: the field of the last norm step, f, edge columns */
+  /* shared memory: the field of the last norm step, f, the groups' edge rows
+   * ([parity][group][first, last][chunk]), edge columns */
   VT *save = reinterpret_cast<VT *>(smem);
   VT *fs = save + R * nthr;
-  T *ecol = reinterpret_cast<T *>(fs + (HAS_F && G.f_smem ? R * nthr : 0)); /* [parity][side][r][warp] */
+  VT *grow = fs + (HAS_F && G.f_smem ? R * nthr : 0);
+  T *ecol = reinterpret_cast<T *>(grow + (ng > 1 ? 2 * 2 * nthr : 0)); /* [parity][side][r][warp] */
   __shared__ double s_sum;
 
   unsigned om = 0; /* owned elements of the chunk */
@@ -189,7 +201,10 @@ __global__ void __launch_bounds__(res_threads(R), 1)
   put_edges<T, R>(ecol, v); /* by parity: written after a sweep, read in the next */
   __syncthreads();
   const long long q0 = xs + sy * r0;
-  const bool below = live && b > 0, above = live && b + 1 < nb; /* neighbouring bands */
+  /* neighbours through L2 (the next band) or shared memory (the next group) */
+  const bool below = live && g == 0 && b > 0, above = live && g + 1 == ng && b + 1 < nb;
+  const bool gbelow = g > 0, gabove = g + 1 < ng;
+  const int wpg = G.tg >> 5;
   VT last = z;
 
   cg::grid_group grid = cg::this_grid();
@@ -200,16 +215,22 @@ __global__ void __launch_bounds__(res_threads(R), 1)
   /* one sweep into v, its edge rows into new_f for the neighbours */
 #define RESIDENT_SWEEP(NORM)                                                                    \
   band_sweep<T, HAS_F, NORM, R>(P, v, up, dn, rows, om, ecol + par * 2 * R * nw,                 \
-                                ecol + par * 2 * R * nw + R * nw, fp, fstride, save, last);       \
+                                ecol + par * 2 * R * nw + R * nw, fp, fstride, save, last, wpg);  \
   publish<T>(new_f, q0, sy, rows, om, below, above, v[0], last);                                   \
+  if (gbelow) grow[((par ^ 1) * 2 * ng + 2 * g) * G.tg + ct] = v[0];                                \
+  if (gabove) grow[((par ^ 1) * 2 * ng + 2 * g + 1) * G.tg + ct] = last;                            \
   put_edges<T, R>(ecol + (par ^ 1) * 2 * R * nw, v);                                               \
   par ^= 1;                                                                                        \
   steps++
-  /* after the barrier: the neighbours' edge rows */
-#define RESIDENT_HALO()                                     \
-  do {                                                      \
-    if (below) up = vload(new_f + q0 - sy);                 \
-    if (above) dn = vload(new_f + q0 + sy * rows);          \
+  /* after the barrier (which holds the block's too): the neighbours' edge
+   * rows; the groups' by parity, so a group writing the next ones cannot
+   * overtake a slower one still reading these */
+#define RESIDENT_HALO()                                                      \
+  do {                                                                       \
+    if (below) up = vload(new_f + q0 - sy);                                  \
+    if (above) dn = vload(new_f + q0 + sy * rows);                           \
+    if (gbelow) up = grow[(par * 2 * ng + 2 * (g - 1) + 1) * G.tg + ct];     \
+    if (gabove) dn = grow[(par * 2 * ng + 2 * (g + 1)) * G.tg + ct];         \
   } while (0)
   for (;;) {
     /* norm step at check c_no: its sum goes to acc[c_no % 3]; the slot the
@@ -255,15 +276,14 @@ __global__ void __launch_bounds__(res_threads(R), 1)
   }
 }
 
-constexpr int kRows[] = {2, 4, 8, 16};
+constexpr int kRows[] = {2, 4, 8};
 
 template <typename T, bool HAS_F>
 void *kernel_for(int R) {
   switch (R) {
     case 2: return (void *)resident_kernel<T, HAS_F, 2>;
     case 4: return (void *)resident_kernel<T, HAS_F, 4>;
-    case 8: return (void *)resident_kernel<T, HAS_F, 8>;
-    default: return (void *)resident_kernel<T, HAS_F, 16>;
+    default: return (void *)resident_kernel<T, HAS_F, 8>;
   }
 }
 void *pick(bool f32, bool has_f, int R) {
@@ -283,6 +303,8 @@ ResGeom make_geom(const coop_stencil *s, const coop_relax_resident *p) {
   g.om0 = (int)gr->g[1];
   g.base = (int)(gr->n[1] / p->blocks);
   g.extra = (int)(gr->n[1] % p->blocks);
+  g.groups = p->groups;
+  g.tg = p->threads / p->groups;
   g.f_smem = p->f_smem;
   return g;
 }
@@ -302,30 +324,36 @@ extern "C" int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, i
   int dev = 0, optin = 0;
   COOP_CUDA(cudaGetDevice(&dev));
   COOP_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  for (int R : kRows) {
-    const long long blocks = (gr->n[1] + R - 1) / R;
-    if (blocks > sms || threads > res_threads(R)) continue;
-    void *k = pick(f32, has_f, R);
-    cudaFuncAttributes fa;
-    COOP_CUDA(cudaFuncGetAttributes(&fa, k));
-    const long long room = optin - (long long)fa.sharedSizeBytes; /* less the static shared memory */
-    const long long band = (long long)R * threads * 16; /* one field of the band */
-    const long long edges = 2LL * 2 * R * (threads / 32) * tsize;
-    long long bytes = band + edges; /* the last norm step's field */
-    if (bytes > room) continue;
-    const int f_smem = has_f && bytes + band <= room;
-    if (f_smem) bytes += band;
-    COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-    int per_sm = 0;
-    COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)threads, (size_t)bytes));
-    if ((long long)per_sm * sms < blocks) continue;
-    p->blocks = (int)blocks;
-    p->threads = (int)threads;
-    p->rows = R;
-    p->smem = (int)bytes;
-    p->f_smem = f_smem;
-    return 0;
-  }
+  /* the fewest rows a thread (R), then the fewest groups, with at most one
+   * block per SM; every group gets a row (base >= groups) */
+  for (int R : kRows)
+    for (long long ng = 1; ng * threads <= res_threads(R); ng++) {
+      const long long blocks = (gr->n[1] + ng * R - 1) / (ng * R);
+      if (blocks > sms || gr->n[1] / blocks < ng) continue;
+      const long long nthr = ng * threads;
+      void *k = pick(f32, has_f, R);
+      cudaFuncAttributes fa;
+      COOP_CUDA(cudaFuncGetAttributes(&fa, k));
+      const long long room = optin - (long long)fa.sharedSizeBytes; /* less the static shared memory */
+      const long long band = (long long)R * nthr * 16;           /* one field of the band */
+      const long long grows = ng > 1 ? 2LL * 2 * nthr * 16 : 0;  /* the groups' edge rows */
+      const long long edges = 2LL * 2 * R * (nthr / 32) * tsize; /* the warps' edge columns */
+      long long bytes = band + grows + edges; /* band: the last norm step's field */
+      if (bytes > room) continue;
+      const int f_smem = has_f && bytes + band <= room;
+      if (f_smem) bytes += band;
+      COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+      int per_sm = 0;
+      COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)nthr, (size_t)bytes));
+      if ((long long)per_sm * sms < blocks) continue;
+      p->blocks = (int)blocks;
+      p->threads = (int)nthr;
+      p->groups = (int)ng;
+      p->rows = R;
+      p->smem = (int)bytes;
+      p->f_smem = f_smem;
+      return 0;
+    }
   return 0; /* rows too long or too many for one band per SM: the box streams */
 }
 

@@ -65,6 +65,7 @@ typedef struct {
   int halo_ipc_faces;    /* halo faces copied GPU to GPU (set by the driver) */
   int halo_fused;        /* 1: the halos went by stores inside the persistent kernel */
   int field_resident;    /* 1: the field stayed in registers across sweeps (run.resident) */
+  int resident_rows, resident_groups; /* its most rows a thread, thread groups per block */
   int nphases;
   const char *phase_name[COOP_MAX_PHASES];
   double phase_time[COOP_MAX_PHASES];

@@ -86,12 +86,18 @@ TOL=1e-5 RESIDENT=0 compare g3d-fp32 $fixed --set grid.dim=3 --set grid.nx=40 --
   --set grid.ghost=2 --set solver.precision=fp32
 # a persistent grid of 2 blocks: each block strides over many tiles
 RESIDENT=0 compare g2d-2blocks $fixed --set grid.nx=200 --set grid.ny=150 --set run.blocks=2 --set grid.ghost=2
-# the resident kernel's band heights (rows per thread 16, 8, 4; 2 above), rows
-# of many warps, bands of unequal height, fp32 with a source, a stop at an odd
-# iteration (the measured field written to the second buffer); and the same
-# box streamed (run.resident = false) for the bits. 75 bands: GPUs of 75 SMs up.
+# the resident kernel's shapes (on 132 SMs; rows a thread x thread groups a
+# block): 2 x 5, 2 x 3 with a stop at an odd iteration (the measured field
+# written to the second buffer), 4 x 8 and 8 x 6 with groups of unequal rows
+# (bands of 31/32 and 47/48 rows), 2 x 2 in rows of 24 warps with groups of 1
+# and 2 rows, fp32 with a source; and the same box streamed (run.resident =
+# false) for the bits. All but the 8 x 6 box fit GPUs of 75 SMs.
 compare g2d-tall $fixed --set grid.nx=100 --set grid.ny=1200
 compare g2d-r8 --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 --set grid.nx=300 --set grid.ny=600
+compare g2d-groups4 --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 --set grid.nx=100 \
+  --set grid.ny=3900
+TOL=1e-5 compare g2d-groups8-fp32 --set solver.rtol=0 --set solver.max_iter=40 --set solver.check_every=3 \
+  --set grid.nx=200 --set grid.ny=5999 --set grid.ghost=3 --set solver.precision=fp32
 TOL=1e-5 compare g2d-wide-fp32 $fixed --set grid.nx=1500 --set grid.ny=299 --set solver.precision=fp32
 solve g2d-wide-fp32-stream 1 cuda grid $fixed --set grid.nx=1500 --set grid.ny=299 --set solver.precision=fp32 \
   --set run.resident=false

@@ -303,7 +303,9 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
   if (sv->grid_blocks) printf("  persistent blocks: %d\n", sv->grid_blocks);
   if (sv->halo_ipc_faces) printf("  halo: %d faces GPU to GPU (CUDA IPC) on rank 0\n", sv->halo_ipc_faces);
   if (sv->halo_fused) printf("  halo: stored into the neighbours' ghosts inside the persistent kernel (run.fused_halo)\n");
-  if (sv->field_resident) printf("  field: held in registers across sweeps, band edges through L2 (run.resident)\n");
+  if (sv->field_resident)
+    printf("  field: held in registers across sweeps, band edges through L2 (run.resident: %d group(s) "
+           "of threads a block, at most %d rows a thread)\n", sv->resident_groups, sv->resident_rows);
   printf("  throughput  %.1f Munknowns/s, %.1f GB/s (by the method's count of %.0f bytes per iteration on rank 0)\n",
          fig->mpts, fig->gbs, sv->bytes_per_iter);
   if (fig->gpus && fig->gpus < c->size)
