@@ -60,7 +60,10 @@ struct ResGeom {
  * without spilling (ptxas, sm_90: 80 registers at R = 2, 96 at R = 4, 120
  * at R = 8). 16 rows a thread would add nothing: 8 rows in twice the groups
  * hold as many rows a block. */
-constexpr int res_threads(int R) { return R <= 2 ? 768 : R <= 4 ? 640 : 512; }
+#ifndef RES_T2 /* experiment knob (WIP branch) */
+#define RES_T2 768
+#endif
+constexpr int res_threads(int R) { return R <= 2 ? RES_T2 : R <= 4 ? 640 : 512; }
 
 template <typename T>
 __device__ __forceinline__ typename Vec16<T>::type vzero() {
@@ -72,8 +75,8 @@ __device__ __forceinline__ typename Vec16<T>::type vzero() {
 
 /* One sweep of a group's rows from v (and up, dn, the rows beside them) into
  * v; the sum of squared residuals of the owned points. NORM also keeps the
- * measured field in save. eL, eR: the warps' first and last columns; wpg:
- * warps per group. last: the new values of the group's last row. */
+ * measured field in save. eL, eR: the warps' first and last columns; wl, wr:
+ * the warp has a left, right neighbour in its group. last: the new values of the group's last row. */
 template <typename T, bool HAS_F, bool NORM, int R>
 __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T>::type (&v)[R],
                                              const typename Vec16<T>::type &up,
@@ -81,7 +84,7 @@ __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T
                                              unsigned om, const T *eL, const T *eR,
                                              const typename Vec16<T>::type *fp, long long fstride,
                                              typename Vec16<T>::type *save,
-                                             typename Vec16<T>::type &last, int wpg) {
+                                             typename Vec16<T>::type &last, bool wl, bool wr) {
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
@@ -96,8 +99,8 @@ __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T
     if (r + 1 < R && r + 1 < rows) nxt = v[r + 1 < R ? r + 1 : r];
     T left = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
     T right = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
-    if (lane == 0) left = w % wpg > 0 ? eR[r * nw + w - 1] : (T)0; /* a group's first warp: ghost side */
-    if (lane == 31) right = w % wpg + 1 < wpg ? eL[r * nw + w + 1] : (T)0;
+    if (lane == 0) left = wl ? eR[r * nw + w - 1] : (T)0; /* a group's first warp: ghost side */
+    if (lane == 31) right = wr ? eL[r * nw + w + 1] : (T)0;
     VT fv;
     if (HAS_F) fv = fp[r * fstride];
     if (NORM) save[r * blockDim.x + threadIdx.x] = cur;
@@ -204,7 +207,8 @@ __global__ void __launch_bounds__(res_threads(R), 1)
   /* neighbours through L2 (the next band) or shared memory (the next group) */
   const bool below = live && g == 0 && b > 0, above = live && g + 1 == ng && b + 1 < nb;
   const bool gbelow = g > 0, gabove = g + 1 < ng;
-  const int wpg = G.tg >> 5;
+  const int wg = ct >> 5; /* warp in the group */
+  const bool wl = wg > 0, wr = wg + 1 < (G.tg >> 5);
   VT last = z;
 
   cg::grid_group grid = cg::this_grid();
@@ -215,7 +219,7 @@ __global__ void __launch_bounds__(res_threads(R), 1)
   /* one sweep into v, its edge rows into new_f for the neighbours */
 #define RESIDENT_SWEEP(NORM)                                                                    \
   band_sweep<T, HAS_F, NORM, R>(P, v, up, dn, rows, om, ecol + par * 2 * R * nw,                 \
-                                ecol + par * 2 * R * nw + R * nw, fp, fstride, save, last, wpg);  \
+                                ecol + par * 2 * R * nw + R * nw, fp, fstride, save, last, wl, wr); \
   publish<T>(new_f, q0, sy, rows, om, below, above, v[0], last);                                   \
   if (gbelow) grow[((par ^ 1) * 2 * ng + 2 * g) * G.tg + ct] = v[0];                                \
   if (gabove) grow[((par ^ 1) * 2 * ng + 2 * g + 1) * G.tg + ct] = last;                            \
