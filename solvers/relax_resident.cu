@@ -60,10 +60,7 @@ struct ResGeom {
  * without spilling (ptxas, sm_90: 80 registers at R = 2, 96 at R = 4, 120
  * at R = 8). 16 rows a thread would add nothing: 8 rows in twice the groups
  * hold as many rows a block. */
-#ifndef RES_T2 /* experiment knob (WIP branch) */
-#define RES_T2 768
-#endif
-constexpr int res_threads(int R) { return R <= 2 ? RES_T2 : R <= 4 ? 640 : 512; }
+constexpr int res_threads(int R) { return R <= 2 ? 768 : R <= 4 ? 640 : 512; }
 
 template <typename T>
 __device__ __forceinline__ typename Vec16<T>::type vzero() {
