@@ -33,7 +33,7 @@
  * Jacobi run matches the host to the bit for as long as the stop tests agree.
  * Heat is Jacobi's sweep with the weight c_i = dt_i alpha (rounded once, on
  * the host, as the reference does) for 1/diag, and its stop is its step count
- * alone: its fields match the host's to the bit and its steps always. 
+ * alone: its fields match the host's to the bit, and it takes the same steps.
  *
  * Reductions take one barrier each: every block writes its partials to one of
  * two rotating slots, passes the barrier and sums all the group's partials
