@@ -1,6 +1,7 @@
 /* Dispatch of batched solves: the arrays and controls are checked once here,
  * then the host reference (solvers/batch_host.c) or the CUDA launcher
  * (solvers/batch_cuda.cu) runs them. */
+#include <math.h>
 #include <stddef.h>
 
 #include "solvers/batch.h"
@@ -33,19 +34,33 @@ static int check_problem(const coop_batch *bt, int64_t i) {
   return 0;
 }
 
+/* heat: a positive finite step and a step count for every problem (the
+ * spec checked the inputs: this is the caller's contract). */
+static int check_heat(const coop_batch *bt, const coop_batch_ctl *ctl) {
+  if (!(ctl->alpha > 0.0) || !isfinite(ctl->alpha))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_batch_solve: heat with alpha %g", ctl->alpha);
+  if (bt->count > 0 && (!bt->dt || !bt->steps))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "coop_batch_solve: heat without time steps");
+  for (int64_t i = 0; i < bt->count; i++)
+    if (!(bt->dt[i] > 0.0) || !isfinite(bt->dt[i]) || bt->steps[i] < 0)
+      return COOP_ERROR(COOP_ERR_RUNTIME, "coop_batch_solve: heat problem %lld: dt %g, %lld steps",
+                        (long long)i, bt->dt[i], (long long)bt->steps[i]);
+  return 0;
+}
+
 static int check_args(const coop_batch *bt, const coop_batch_ctl *ctl, const double *x,
                       const coop_batch_result *res) {
   if (!bt || !ctl || bt->count < 0 || (bt->count > 0 && (!x || !res || !bt->id || !bt->row_off ||
                                                          !bt->rowptr || !bt->b)))
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_batch_solve: NULL argument");
-  if (ctl->method != COOP_BATCH_JACOBI && ctl->method != COOP_BATCH_CG)
+  if (ctl->method != COOP_BATCH_JACOBI && ctl->method != COOP_BATCH_CG && ctl->method != COOP_BATCH_HEAT)
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_batch_solve: method %d", ctl->method);
   if (ctl->pc != 0 && (ctl->pc != 1 || ctl->method != COOP_BATCH_CG))
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_batch_solve: pc %d with method %d", ctl->pc, ctl->method);
   if (bt->count > 0 && (bt->row_off[0] != 0 || bt->rowptr[0] != 0))
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_batch_solve: arrays do not start at 0");
   for (int64_t i = 0; i < bt->count; i++) COOP_CHECK(check_problem(bt, i));
-  return 0;
+  return ctl->method == COOP_BATCH_HEAT ? check_heat(bt, ctl) : 0;
 }
 
 int coop_batch_solve(coop_backend *be, const coop_batch *bt, const coop_batch_ctl *ctl,

@@ -1,6 +1,7 @@
 /* Batches: many small independent systems A_i x_i = b_i in one run, each
  * solved on its own with its own stop test (Jacobi, or CG with no or a
- * Jacobi preconditioner). All problems of a rank are stored as one
+ * Jacobi preconditioner), or as many heat equations u_t = alpha (b_i - A_i u)
+ * stepped by forward Euler, each with its own time step and step count. All problems of a rank are stored as one
  * concatenated CSR matrix whose blocks are the problems: problem i owns rows
  * [row_off[i], row_off[i+1]) of x and b, and its entries name columns
  * relative to its own first row, so a problem's arrays are usable alone.
@@ -15,6 +16,7 @@
 
 #include "core/backend.h"
 #include "kernels/csr.h" /* the schedules: one set of values and names for batches and the CSR product */
+#include "solvers/stop.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,14 +32,16 @@ typedef struct {
   int32_t *colind;    /* rowptr[rows]: column relative to the problem's first row */
   double *val;        /* rowptr[rows] */
   double *b;          /* row_off[count] */
-  double *x0;         /* row_off[count]: initial guesses */
+  double *x0;         /* row_off[count]: initial guesses (heat: the initial fields) */
+  double *dt;         /* heat: count time steps (NULL otherwise) */
+  int64_t *steps;     /* heat: count step counts (NULL otherwise) */
 } coop_batch;
 
 /* Most rows of one problem: the GPU kernels' row loops step a 32-bit index by
  * up to the threads of a grid (2^22 leaves room for any resident grid). */
 #define COOP_BATCH_MAX_ROWS (INT32_MAX - (1 << 22))
 
-typedef enum { COOP_BATCH_JACOBI = 0, COOP_BATCH_CG = 1 } coop_batch_method;
+typedef enum { COOP_BATCH_JACOBI = 0, COOP_BATCH_CG = 1, COOP_BATCH_HEAT = 2 } coop_batch_method;
 
 /* The same rule for every problem of the batch. Jacobi checks its residual
  * every iteration (the norm is fused into the sweep); CG every iteration.
@@ -52,6 +56,10 @@ typedef enum { COOP_BATCH_JACOBI = 0, COOP_BATCH_CG = 1 } coop_batch_method;
  *     DIVERGED_NAN, pq <= 0 -> DIVERGED_INDEFINITE_MAT; alpha = rz / pq;
  *     x += alpha p; r -= alpha q; z; rz' = (r, z); rnorm = ||r|| (the
  *     recurrence residual); p = z + (rz' / rz) p; rz = rz'; it++ }
+ *   heat (Jacobi with 1/diag(A) replaced by c = dt[i] alpha, and no residual
+ *     stop): loop { r = b - A x and rnorm = ||r|| in one pass; reason =
+ *     coop_batch_heat_stop(rnorm, it, steps[i]) -> return x as is; x += c r;
+ *     it++ }, so it ends at steps[i] with the final field's ||b - A x||.
  * Norms and dots sum the rows in order on the host. */
 typedef struct {
   int method;  /* coop_batch_method */
@@ -62,7 +70,15 @@ typedef struct {
    * (core/signal.h); those left have reason COOP_REASON_NONE, 0 iterations and
    * NaN norms, and x keeps their initial guesses. A GPU launch runs to its end. */
   int stop_on_signal;
+  double alpha; /* heat: the diffusivity (c = dt[i] alpha, rounded once, on every backend) */
 } coop_batch_ctl;
+
+/* heat's stop after step it of steps: COMPLETED at the last (the grid heat
+ * solver's reason), DIVERGED_NAN on a non-finite norm, else NONE. */
+static inline COOP_HOST_DEVICE int coop_batch_heat_stop(double rnorm, int64_t it, int64_t steps) {
+  if (!isfinite(rnorm)) return COOP_DIVERGED_NAN;
+  return it >= steps ? COOP_COMPLETED : COOP_REASON_NONE;
+}
 
 /* Per problem, what came out. */
 typedef struct {

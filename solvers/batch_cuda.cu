@@ -31,6 +31,9 @@
  * sums, a shuffle tree per block, then the group's blocks in rank order: a
  * fixed order for a fixed configuration, so reruns repeat every bit), so a
  * Jacobi run matches the host to the bit for as long as the stop tests agree.
+ * Heat is Jacobi's sweep with the weight c_i = dt_i alpha (rounded once, on
+ * the host, as the reference does) for 1/diag, and its stop is its step count
+ * alone: its fields match the host's to the bit, and it takes the same steps.
  *
  * Reductions take one barrier each: every block writes its partials to one of
  * two rotating slots, passes the barrier and sums all the group's partials
@@ -70,7 +73,9 @@ struct Batch {
   const int64_t *row_off, *rowptr;
   const int32_t *colind;
   const double *val, *b;
-  double *x, *xs, *r, *z, *p0, *p1, *q, *d; /* x; Jacobi's next x; CG's vectors; diagonal */
+  double *x, *xs, *r, *z, *p0, *p1, *q, *d; /* x; Jacobi's and heat's next x; CG's vectors; diagonal */
+  const double *c;      /* heat: per problem dt alpha */
+  const int64_t *steps; /* heat: per problem step count */
   int method, pc;
   double rtol, atol, dtol;
   long long max_iter;
@@ -351,27 +356,42 @@ __device__ void record(const G &g, const Batch &B, long long p, long long it, do
   B.res_sec[p] = 1e-9 * (double)(coop_bar::globaltimer() - t0);
 }
 
-/* Jacobi: each sweep computes r = b - A x, ||r||^2 and the next iterate
- * x + r / diag (into the other buffer) in one pass and one barrier; the stop
- * test on ||r|| keeps x as it is, so the last sweep's update is dropped. */
-template <class G>
-__device__ bool jacobi(G &g, const Batch &B, long long p, unsigned long long t0) {
+/* x + r / diag (Jacobi) or x + c r (heat), rounded as the host rounds. */
+template <bool HEAT>
+__device__ __forceinline__ double relax_update(double x, double r, const double *d, double c, int i) {
+  return HEAT ? __dadd_rn(x, __dmul_rn(c, r)) : __dadd_rn(x, __ddiv_rn(r, d[i]));
+}
+
+/* Jacobi's stop test, or heat's step count. */
+template <bool HEAT>
+__device__ __forceinline__ int relax_stop(const Batch &B, long long p, double rn, double r0, long long it) {
+  return HEAT ? coop_batch_heat_stop(rn, it, B.steps[p])
+              : coop_stop_test(rn, r0, it, B.max_iter, B.rtol, B.atol, B.dtol);
+}
+
+/* Jacobi and heat: each sweep computes r = b - A x, ||r||^2 and the next
+ * iterate (into the other buffer) in one pass and one barrier; the stop test
+ * on ||r|| keeps x as it is, so the last sweep's update is dropped. */
+template <bool HEAT, class G>
+__device__ bool relax(G &g, const Batch &B, long long p, unsigned long long t0) {
   const Rows R = rows_of(B, p, g);
-  const double *b = B.b + R.lo, *d = B.d + R.lo;
+  const double *b = B.b + R.lo, *d = HEAT ? NULL : B.d + R.lo;
+  const double c = HEAT ? B.c[p] : 0.0;
   double *xa = B.x + R.lo, *xb = B.xs + R.lo;
-  for (int i = R.t0; i < R.n; i += R.ts) B.d[R.lo + i] = row_diag(B, R.lo + i, i);
+  if (!HEAT)
+    for (int i = R.t0; i < R.n; i += R.ts) B.d[R.lo + i] = row_diag(B, R.lo + i, i);
   double r0 = 0.0;
   for (long long it = 0;; it++) {
     double v[1] = {0.0};
     for (int i = R.t0; i < R.n; i += R.ts) {
       const double r = __dsub_rn(__ldg(b + i), row_apply(B, R.lo + i, xa));
       v[0] += r * r;
-      xb[i] = __dadd_rn(xa[i], __ddiv_rn(r, d[i]));
+      xb[i] = relax_update<HEAT>(xa[i], r, d, c, i);
     }
     if (!g.sum(v)) return false;
     const double rn = sqrt(v[0]);
     if (it == 0) r0 = rn;
-    const int reason = coop_stop_test(rn, r0, it, B.max_iter, B.rtol, B.atol, B.dtol);
+    const int reason = relax_stop<HEAT>(B, p, rn, r0, it);
     if (reason) {
       if (xa != B.x + R.lo) /* the answer is in the spare buffer: own rows back */
         for (int i = R.t0; i < R.n; i += R.ts) B.x[R.lo + i] = xa[i];
@@ -496,7 +516,9 @@ __device__ void solve_all(G &g, S &s, const Batch &B, const Common &C) {
   long long p = s.first(g);
   while (p >= 0 && p < B.count) {
     const unsigned long long t0 = coop_bar::globaltimer();
-    const bool ok = B.method == COOP_BATCH_JACOBI ? jacobi(g, B, p, t0) : cg_solve(g, B, p, t0);
+    const bool ok = B.method == COOP_BATCH_JACOBI ? relax<false>(g, B, p, t0)
+                    : B.method == COOP_BATCH_HEAT ? relax<true>(g, B, p, t0)
+                                                  : cg_solve(g, B, p, t0);
     if (!ok) return; /* a barrier gave up: leave now */
     busy += 1e-9 * (double)(coop_bar::globaltimer() - t0);
     p = s.next(g);
@@ -639,23 +661,28 @@ __global__ void __launch_bounds__(kThreads) lk_setup(Batch B, Chunks L) {
   L.st[p] = s;
 }
 
-__global__ void __launch_bounds__(kThreads) lk_jacobi_sweep(Batch B, Chunks L) {
+/* Jacobi's (HEAT false) or heat's sweep over one chunk. */
+template <bool HEAT>
+__global__ void __launch_bounds__(kThreads) lk_relax_sweep(Batch B, Chunks L) {
   __shared__ Shared sh;
   const ChunkRows c = chunk_rows(B, L);
   if (c.p < 0) return;
   const PState &s = L.st[c.p];
   double *xa = (s.cur ? B.xs : B.x) + c.R.lo, *xb = (s.cur ? B.x : B.xs) + c.R.lo;
+  const double *d = HEAT ? NULL : B.d + c.R.lo;
+  const double w = HEAT ? B.c[c.p] : 0.0;
   double v[1] = {0.0};
   for (int i = c.R.t0; i < c.R.n; i += c.R.ts) {
-    if (s.it == 0) B.d[c.R.lo + i] = row_diag(B, c.R.lo + i, i);
+    if (!HEAT && s.it == 0) B.d[c.R.lo + i] = row_diag(B, c.R.lo + i, i);
     const double r = __dsub_rn(__ldg(B.b + c.R.lo + i), row_apply(B, c.R.lo + i, xa));
     v[0] += r * r;
-    xb[i] = __dadd_rn(xa[i], __ddiv_rn(r, B.d[c.R.lo + i]));
+    xb[i] = relax_update<HEAT>(xa[i], r, d, w, i);
   }
   chunk_store(sh, L, v);
 }
 
-__global__ void __launch_bounds__(kThreads) lk_jacobi_end(Batch B, Chunks L) {
+template <bool HEAT>
+__global__ void __launch_bounds__(kThreads) lk_relax_end(Batch B, Chunks L) {
   const long long p = warp_problem();
   if (p >= B.count || L.st[p].reason) return;
   double v[1];
@@ -663,7 +690,7 @@ __global__ void __launch_bounds__(kThreads) lk_jacobi_end(Batch B, Chunks L) {
   PState &s = L.st[p];
   s.rn = sqrt(v[0]);
   if (s.it == 0) s.r0 = s.rn;
-  const int reason = coop_stop_test(s.rn, s.r0, s.it, B.max_iter, B.rtol, B.atol, B.dtol);
+  const int reason = relax_stop<HEAT>(B, p, s.rn, s.r0, s.it);
   if (reason) {
     launch_done(B, L, p, reason);
     return;
@@ -672,7 +699,7 @@ __global__ void __launch_bounds__(kThreads) lk_jacobi_end(Batch B, Chunks L) {
   s.it++;
 }
 
-/* Jacobi's answer of the problems that ended with x in the spare buffer. */
+/* Jacobi's and heat's answer of the problems that ended with x in the spare buffer. */
 __global__ void __launch_bounds__(kThreads) lk_jacobi_copy(Batch B, Chunks L) {
   const long long p = L.prob[blockIdx.x];
   if (!L.st[p].cur) return;
@@ -1053,14 +1080,29 @@ int upload(Mem *m, const coop_batch *bt, const coop_batch_ctl *ctl, const Shape 
   B->atol = ctl->atol;
   B->dtol = ctl->dtol;
   B->max_iter = ctl->max_iter;
-  return 0;
+  if (ctl->method != COOP_BATCH_HEAT) return 0;
+  /* c = dt alpha rounded here once, as the host reference rounds it */
+  double *c = (double *)malloc((size_t)s.count * sizeof *c), *dc;
+  int64_t *ds;
+  if (!c) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  for (long long i = 0; i < s.count; i++) c[i] = bt->dt[i] * ctl->alpha;
+  int rc = dalloc(m, &dc, s.count);
+  if (!rc) rc = dalloc(m, &ds, s.count);
+  if (!rc) rc = be->upload(be, dc, c, s.count * sizeof *c);
+  if (!rc) rc = be->upload(be, ds, bt->steps, s.count * sizeof *ds);
+  free(c);
+  B->c = dc;
+  B->steps = ds;
+  return rc;
 }
 
 /* Work vectors of the method, and the results, poisoned (NaN, -1) so a
  * problem never written shows up. */
 int work_vectors(Mem *m, const Shape &s, cudaStream_t st, Batch *B) {
   const size_t n = (size_t)s.rows;
-  if (B->method == COOP_BATCH_JACOBI) {
+  if (B->method == COOP_BATCH_HEAT) {
+    COOP_CHECK(dalloc(m, &B->xs, n));
+  } else if (B->method == COOP_BATCH_JACOBI) {
     COOP_CHECK(dalloc(m, &B->xs, n));
     COOP_CHECK(dalloc(m, &B->d, n));
   } else {
@@ -1205,8 +1247,12 @@ int make_chunks(Mem *m, const coop_batch *bt, const Shape &s, Chunks *L) {
 int launch_step(const Batch &B, const Chunks &L, cudaStream_t st, long long *kernels) {
   const unsigned nc = (unsigned)L.n, nw = (unsigned)((B.count * 32 + kThreads - 1) / kThreads);
   if (B.method == COOP_BATCH_JACOBI) {
-    lk_jacobi_sweep<<<nc, kThreads, 0, st>>>(B, L);
-    lk_jacobi_end<<<nw, kThreads, 0, st>>>(B, L);
+    lk_relax_sweep<false><<<nc, kThreads, 0, st>>>(B, L);
+    lk_relax_end<false><<<nw, kThreads, 0, st>>>(B, L);
+    *kernels += 2;
+  } else if (B.method == COOP_BATCH_HEAT) {
+    lk_relax_sweep<true><<<nc, kThreads, 0, st>>>(B, L);
+    lk_relax_end<true><<<nw, kThreads, 0, st>>>(B, L);
     *kernels += 2;
   } else {
     lk_cg_direction<<<nc, kThreads, 0, st>>>(B, L);
@@ -1244,7 +1290,7 @@ int run_launch(Mem *m, const coop_batch *bt, const Shape &s, Batch &B, coop_batc
     COOP_CUDA(cudaMemcpyAsync(&active, L.active, sizeof active, cudaMemcpyDeviceToHost, st));
     COOP_CUDA(cudaStreamSynchronize(st));
   }
-  if (B.method == COOP_BATCH_JACOBI) {
+  if (B.method == COOP_BATCH_JACOBI || B.method == COOP_BATCH_HEAT) {
     lk_jacobi_copy<<<nc, kThreads, 0, st>>>(B, L);
     COOP_CUDA_LAUNCHED();
   }

@@ -94,6 +94,22 @@ static void jacobi(const prob *P, const coop_batch_ctl *ctl, const work *w, doub
   }
 }
 
+/* Jacobi's loop with the weight c = dt alpha for every row and a fixed step
+ * count: the same pass (residual, norm, update) in the same order, so the
+ * GPU takes the same steps to the bit. */
+static void heat(const prob *P, const coop_batch_ctl *ctl, double dt, int64_t steps, const work *w,
+                 double *x, coop_batch_result *res) {
+  const double c = dt * ctl->alpha;
+  for (int64_t it = 0;; it++) {
+    const double rn = sqrt(residual(P, x, w->r));
+    if (it == 0) res->r0 = rn;
+    res->rnorm = rn;
+    res->iterations = it;
+    if ((res->reason = coop_batch_heat_stop(rn, it, steps))) return;
+    for (int64_t i = 0; i < P->n; i++) x[i] += c * w->r[i];
+  }
+}
+
 /* z = r / diag (pc jacobi) or r; returns (r, z). */
 static double precondition(const prob *P, const coop_batch_ctl *ctl, const work *w, double *z) {
   if (!ctl->pc) return dot(P->n, w->r, w->r);
@@ -155,7 +171,9 @@ static int solve_one(const coop_batch *bt, int64_t i, const coop_batch_ctl *ctl,
   double *xi = x + bt->row_off[i];
   memset(res, 0, sizeof *res);
   if (ctl->method == COOP_BATCH_JACOBI || ctl->pc) COOP_CHECK(diagonal(&P, bt->id[i], w->d));
-  if (ctl->method == COOP_BATCH_JACOBI)
+  if (ctl->method == COOP_BATCH_HEAT)
+    heat(&P, ctl, bt->dt[i], bt->steps[i], w, xi, res);
+  else if (ctl->method == COOP_BATCH_JACOBI)
     jacobi(&P, ctl, w, xi, res);
   else
     cg(&P, ctl, w, xi, res);

@@ -162,7 +162,7 @@ bad 2 "in.ini:7: batch.sizes = uniform:1: 1 points per side: at least 2" "$B|siz
 bad 2 "--set batch.shift=uniform:-1:2: shifts are reals >= 0" "$B" in.ini --set batch.shift=uniform:-1:2
 bad 2 "in.ini:7: batch.shift = loguniform:0:1: loguniform needs LO > 0" "$B|shift = loguniform:0:1"
 bad 2 "--set batch.count=0: expected an integer in [1, 2147483647]" "$B" in.ini --set batch.count=0
-bad 2 "in.ini:7: batch.rhs = zeros: expected one of: ones, random" "$B|rhs = zeros"
+bad 2 "in.ini:7: batch.rhs = zeros: expected one of: ones, random, zero" "$B|rhs = zeros"
 bad 2 "in.ini:6: batch.matrices entry 2: missing.mtx: cannot open" "$BM|matrices = $DATA/nos6.mtx, missing.mtx"
 bad 3 "in.ini:6: batch.matrices entry 2: missing.mtx: cannot open" "$BM|matrices = $DATA/nos6.mtx, missing.mtx" \
   in.ini --dry-run
@@ -177,7 +177,17 @@ bad 2 "batch.count = 4 (from in.ini:6) applies to generated problems, not to bat
 bad 2 "in.ini:1: [grid] does not apply to a [batch] input" "[grid]|nx = 8|$B"
 bad 2 "--set grid.nx=8: [grid] does not apply to a [batch] input" "$B" in.ini --set grid.nx=8
 bad 2 "in.ini: missing section [solver]" '[batch]|count = 2'
-bad 2 "solver.name = pipecg (from --set): a [batch] input runs jacobi or cg" "$B" in.ini --set solver.name=pipecg
+bad 2 "solver.name = pipecg (from --set): a [batch] input runs jacobi, cg or heat" "$B" in.ini --set solver.name=pipecg
+# heat batches: generated problems only, their own keys, step counts in range
+bad 2 "solver.name = heat (from --set) steps generated problems only: batch.matrices (from in.ini:6) has no grid spacing" \
+  "$BM|matrices = $DATA/nos6.mtx" in.ini --set solver.name=heat
+bad 2 "solver.alpha = 2 (from --set) applies to solver.name = heat" "$B" in.ini --set solver.alpha=2
+bad 2 "solver.t_end = 0.5 (from --set) applies to solver.name = heat" "$B" in.ini --set solver.t_end=0.5
+bad 2 "--set solver.t_end=1e300: problem 0 (side 32, shift 0) would take more than 1000000000000 steps" \
+  "$B" in.ini --set solver.name=heat --set solver.t_end=1e300
+bad 2 "solver.t_end = 0.5 (from --set) applies to [batch] inputs; a grid heat run takes solver.max_iter steps" \
+  "$GOOD" in.ini --set solver.name=heat --set solver.t_end=0.5
+bad 2 "solver.t_end = 0.5 (from --set) applies to solver.name = heat, not jacobi" "$GOOD" in.ini --set solver.t_end=0.5
 bad 2 "solver.pc = jacobi (from --set) applies to solver.name = cg, not jacobi" "$B" in.ini \
   --set solver.name=jacobi --set solver.pc=jacobi
 bad 2 "run.sync = graph (from --set) does not apply to a [batch] input" "$B" in.ini --set run.sync=graph

@@ -10,7 +10,12 @@
 #   - a larger shift converges faster; --dry-run writes nothing; a failing
 #     rank stops all (status 1, one message, no file);
 #   - SIGTERM: the problems solved so far are written, the others with reason
-#     none, status 3; run.on_signal = continue solves them all.
+#     none, status 3; run.on_signal = continue solves them all;
+#   - heat batches: with f = 0 and s = 0 each field is the discrete decay
+#     (1 - dt alpha lambda_h)^steps of the sine mode (1e-12 relative, 2D and
+#     3D), second order in h against exp(-alpha dim pi^2 t), solver.t_end ends
+#     every problem there, a dt above the limit is exit 2 naming the largest
+#     stable dt, and 1 and 2 ranks agree.
 . "$COOP_SRCDIR/tests/common.sh"
 coop_tmpdir
 coop_python
@@ -224,6 +229,136 @@ $PY -c 'import h5py, sys; sys.exit(0 if (h5py.File(sys.argv[1])["batch"]["reason
   "$TMP/cont.h5" || fail "on_signal = continue: not every problem solved"
 [ $signalled = 0 ] || grep -q "SIGUSR1 during the solve; every problem was solved" "$TMP/cont.err" ||
   { cat "$TMP/cont.err"; fail "on_signal = continue: no note of the signal"; }
+
+# ---- heat batches (solver.name = heat): forward Euler from the lowest sine mode ----
+cat >"$TMP/heat.py" <<'PYEOF'
+import sys, math, h5py, numpy as np
+
+def fail(msg):
+    print("FAIL:", msg); sys.exit(1)
+
+def batch(path):
+    f = h5py.File(path, "r")
+    b = f["batch"]
+    if b.attrs["method"] != "heat" or f["solver"].attrs["solver"] != "heat": fail(f"{path}: not a heat run")
+    for name in ("dt", "t_final"):
+        if b[name].shape != (int(b.attrs["count"]),) or b[name].dtype != np.dtype("<f8"): fail(f"{path}: /batch/{name}")
+    return b
+
+def mode(n, dim):
+    s = np.sin(np.pi * (np.arange(n) + 1) / (n + 1))
+    u = s
+    for _ in range(dim - 1): u = np.multiply.outer(s, u)
+    return u.ravel()
+
+def limit(n, dim, shift, alpha):
+    return 2.0 / (alpha * (4.0 * dim * (n + 1) ** 2 + shift))
+
+# decay PATH DIM ALPHA STEPS: f = 0, s = 0, dt = 0.9 of each limit: the field is
+# (1 - dt alpha lambda_h)^steps times the initial mode (the discrete decay, exactly)
+def decay(path, dim, alpha, steps):
+    b = batch(path)
+    off, x = b["offsets"][:], b["solution"][:]
+    worst = 0.0
+    for i in range(int(b.attrs["count"])):
+        n, dt, k = int(b["side"][i]), b["dt"][i], int(b["iterations"][i])
+        if k != steps or b["reason"][i] != 9: fail(f"problem {i}: {k} steps, reason {b['reason'][i]}")
+        if dt != 0.9 * limit(n, dim, 0.0, alpha): fail(f"problem {i}: dt {dt}, not 0.9 of its limit")
+        if b["t_final"][i] != k * dt: fail(f"problem {i}: t_final {b['t_final'][i]}, not steps * dt")
+        h = 1.0 / (n + 1)
+        lam = dim * 4.0 / h ** 2 * math.sin(math.pi * h / 2) ** 2
+        want = (1.0 - dt * alpha * lam) ** k * mode(n, dim)
+        u = x[off[i]:off[i + 1]]
+        err = np.abs(u - want).max() / np.abs(want).max()
+        worst = max(worst, err)
+        if not err <= 1e-12: fail(f"problem {i} (n {n}): {err:.3g} from the discrete decay")
+        # the reported residual is ||f - A u|| = lambda_h ||u|| of the final field
+        if abs(b["residual"][i] - lam * np.linalg.norm(u)) > 1e-10 * b["residual"][i]: fail(f"problem {i}: residual")
+    print(f"{path}: discrete decay to {worst:.2g} (relative, worst problem)")
+
+# t_end PATH DIM ALPHA T: every problem ends at T, its dt at most 0.9 of its limit
+# and its steps ceil(T / (0.9 limit)) (one more where T / k rounds above it)
+def t_end(path, dim, alpha, T):
+    b = batch(path)
+    if b.attrs["t_end"] != T: fail(f"{path}: t_end attribute {b.attrs['t_end']}")
+    for i in range(int(b.attrs["count"])):
+        n, s, dt, k = int(b["side"][i]), b["shift"][i], b["dt"][i], int(b["iterations"][i])
+        want = 0.9 * limit(n, dim, s, alpha)
+        if abs(b["t_final"][i] - T) > 1e-14 * T: fail(f"problem {i}: ends at {b['t_final'][i]}, not {T}")
+        if dt > want or k not in (math.ceil(T / want), math.ceil(T / want) + 1) or b["reason"][i] != 9:
+            fail(f"problem {i}: {k} steps of {dt} (0.9 of the limit: {want})")
+    ks = b["iterations"][:]
+    if ks.min() == ks.max(): fail(f"{path}: every problem took the same steps")
+    print(f"{path}: all end at {T}, steps {ks.min()} .. {ks.max()}")
+
+# order DIM ALPHA T PATH...: against exp(-alpha dim pi^2 t) times the mode, the
+# error falls at second order in h (dt = 0.9 of the limit, tied to h^2)
+def order(dim, alpha, T, paths):
+    hs, errs = [], []
+    for p in paths:
+        b = batch(p)
+        n = int(b["side"][0])
+        u = b["solution"][b["offsets"][0]:b["offsets"][1]]
+        if abs(b["t_final"][0] - T) > 1e-14 * T: fail(f"{p}: ends at {b['t_final'][0]}")
+        exact = math.exp(-alpha * dim * math.pi ** 2 * T) * mode(n, dim)
+        hs.append(1.0 / (n + 1)); errs.append(np.abs(u - exact).max())
+    for (h0, e0), (h1, e1) in zip(zip(hs, errs), zip(hs[1:], errs[1:])):
+        q = math.log(e0 / e1) / math.log(h0 / h1)
+        print(f"heat batch {dim}D: h {h0:.4g} -> {h1:.4g}: max error {e0:.3e} -> {e1:.3e}, order {q:.3f}")
+        if not 1.8 <= q <= 2.2: fail(f"order {q:.3f} is not 2")
+
+# same P1 P2: dt and t_final agree too (the rest: check.py same)
+def same(p1, p2):
+    a, b = batch(p1), batch(p2)
+    for name in ("dt", "t_final", "iterations"):
+        if not np.array_equal(a[name][:], b[name][:]): fail(f"{p1} and {p2} differ in {name}")
+
+cmd, args = sys.argv[1], sys.argv[2:]
+if cmd == "decay": decay(args[0], int(args[1]), float(args[2]), int(args[3]))
+elif cmd == "t_end": t_end(args[0], int(args[1]), float(args[2]), float(args[3]))
+elif cmd == "order": order(int(args[0]), float(args[1]), float(args[2]), args[3:])
+elif cmd == "same": same(args[0], args[1])
+PYEOF
+heat() { "$PY" "$TMP/heat.py" "$@" || fail "heat $*"; }
+
+# a pure decay (f = 0, s = 0), uneven sizes, 2D and 3D, alpha = 0.5; 1 and 2 ranks
+ini hd2 '[batch]|count = 12|sizes = loguniform:3:40|rhs = zero|seed = 6|[solver]|name = heat|alpha = 0.5|max_iter = 150'
+ini hd3 '[batch]|count = 8|dim = 3|sizes = uniform:2:10|rhs = zero|seed = 2|[solver]|name = heat|max_iter = 90'
+for c in hd2 hd3; do
+  for n in 1 2; do run $n $c-$n $c.ini; done
+  check same "$TMP/$c-1.h5" "$TMP/$c-2.h5"
+  heat same "$TMP/$c-1.h5" "$TMP/$c-2.h5"
+done
+heat decay "$TMP/hd2-2.h5" 2 0.5 150
+heat decay "$TMP/hd3-1.h5" 3 1 90
+"$PY" -c "import h5py,sys; r=h5py.File(sys.argv[1])['batch/rank'][:]; sys.exit(0 if set(r)=={0,1} else 1)" \
+  "$TMP/hd2-2.h5" || fail "hd2 at 2 ranks: not both ranks stepped problems"
+grep -q '^  heat        dt ' "$TMP/hd2-1.out" || { cat "$TMP/hd2-1.out"; fail "heat: no dt line in the summary"; }
+
+# solver.t_end: shifts and a source, every problem ends at t_end with its own steps; 1 and 2 ranks
+ini ht '[batch]|count = 10|sizes = loguniform:3:50|shift = uniform:0:100|rhs = random|seed = 8|[solver]|name = heat|t_end = 0.02'
+for n in 1 2; do run $n ht-$n ht.ini; done
+check same "$TMP/ht-1.h5" "$TMP/ht-2.h5"
+heat same "$TMP/ht-1.h5" "$TMP/ht-2.h5"
+heat t_end "$TMP/ht-2.h5" 2 1 0.02
+
+# second order against the continuous decay exp(-alpha dim pi^2 t), dt tied to h^2
+for n in 15 31 63; do
+  ini ho$n "[batch]|sizes = uniform:$n|rhs = zero|[solver]|name = heat|t_end = 0.03125"
+  run 1 ho$n ho$n.ini
+done
+heat order 2 1 0.03125 "$TMP/ho15.h5" "$TMP/ho31.h5" "$TMP/ho63.h5"
+
+# solver.dt above the smallest limit (side 31: 2 / (8 * 32^2) = 0.000244140625): exit 2
+# naming the key and the largest stable dt, no output; the limit itself runs
+mkdir "$TMP/hdt"
+what="heat batch: dt above the limit"
+coop_expect_input_error "$TMP/hdt" 2 "--set solver.dt=0.001: above the explicit stability limit 0.000244140625" \
+  "use solver.dt <= 0.000244140625" "$TMP/ho31.ini" --set solver.dt=0.001 --set batch.count=3 --output out.h5
+what="heat batch: dt above the limit, --dry-run"
+coop_expect_input_error "$TMP/hdt" 1 "--set solver.dt=0.001: above the explicit stability limit 0.000244140625" \
+  "" "$TMP/ho31.ini" --set solver.dt=0.001 --dry-run
+run 2 hlim ho31.ini --set solver.dt=0.000244140625 --set batch.count=3
 
 # ---- the example input runs (smaller, same keys) ----
 run 2 example "$COOP_SRCDIR/inputs/batch.ini" --set batch.count=16

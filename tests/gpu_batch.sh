@@ -4,7 +4,12 @@
 # atomic schedules, for jacobi, cg and cg + jacobi pc on generated 2D and 3D
 # batches of uneven sizes and shifts, gives every problem the host's
 # iterations and reason and its solution to 1e-12 (relative, per problem), at
-# 1 rank and (one problem set) 2 ranks, which may share one GPU. Also:
+# 1 rank and (one problem set) 2 ranks, which may share one GPU. Heat batches
+# (solver.name = heat: the Jacobi path with c_i = dt_i alpha and a step count)
+# the same way, every mode and schedule at 1 and 2 ranks, uneven sizes
+# (loguniform) with solver.t_end and 3D with solver.max_iter steps: the host's
+# steps, reason and field to 1e-12 (relative, per problem), the same dt and
+# t_final, residuals to 1e-12. Also:
 #   - batches of more groups than the GPU holds at once (groups loop);
 #   - run.schedule = clc: on a GPU below cc 10.0 an input error (status 2)
 #     naming the compute capability; at 10.0 and above it runs block and
@@ -70,6 +75,11 @@ for i in range(len(off) - 1):
     if len(x):
         worst = max(worst, np.abs(x - y).max() / max(np.abs(x).max(), 1e-300))
 if not worst <= 1e-12: bad.append(f"solutions differ by {worst:.3g} (relative, worst problem)")
+if "dt" in a:  # heat: the same steps and times; the final norms up to their summation order
+    for name in ("dt", "t_final"):
+        if name not in b or not np.array_equal(a[name][:], b[name][:]): bad.append(f"heat: {name} differ")
+    res_a, res_b = a["residual"][:], b["residual"][:]
+    if not np.all(np.abs(res_a - res_b) <= 1e-12 * np.abs(res_a)): bad.append("heat: final residuals differ")
 for kv in want:  # attribute=value: what ran
     k, v = kv.split("=")
     got = text(b.attrs[k])
@@ -136,9 +146,26 @@ cmp "$TMP/big-host.h5" "$TMP/big-row-auto.h5" sync_used=row
 "$PY" -c "import h5py,sys; sys.exit(0 if h5py.File(sys.argv[1])['batch'].attrs['group_blocks_used'] >= 8 else 1)" \
   "$TMP/big-row-auto.h5" || fail "big problems on rows: fewer than 8 blocks per row chosen"
 
+# ---- heat batches ----
+ini h2 '[batch]|count = 40|sizes = loguniform:3:48|shift = loguniform:0.1:1000|rhs = random|seed = 5|[solver]|name = heat|t_end = 0.02'
+ini h3 '[batch]|count = 24|dim = 3|sizes = uniform:2:14|shift = uniform:0:50|rhs = zero|seed = 7|[solver]|name = heat|alpha = 0.7|max_iter = 120'
+ini hbig '[batch]|count = 5|sizes = uniform:96:128|shift = uniform:0:10|rhs = random|seed = 11|[solver]|name = heat|t_end = 0.001'
+# shellcheck disable=SC2086
+compare h2 1 $ALL
+# shellcheck disable=SC2086
+compare h2 2 $ALL
+# shellcheck disable=SC2086
+compare h3 1 $ALL
+compare h3 2 row/atomic cluster/static block/atomic grid/static launch/static
+compare hbig 1 auto/auto launch/static row/atomic
+"$PY" -c "import h5py,sys; it=h5py.File(sys.argv[1])['batch/iterations'][:]; sys.exit(0 if it.min() < it.max() else 1)" \
+  "$TMP/h2-host.h5" || fail "h2: every problem took the same steps (t_end should make them differ)"
+
 # ---- more groups than the GPU holds at once: the groups loop over problems ----
 ini many '[batch]|count = 3000|sizes = loguniform:2:12|shift = uniform:0:100|rhs = random|seed = 13|[solver]|name = jacobi|rtol = 1e-8|max_iter = 100000'
 compare many 1 block/static block/atomic row/atomic row/static grid/static cluster/atomic
+ini hmany '[batch]|count = 3000|sizes = loguniform:2:12|shift = uniform:0:100|rhs = random|seed = 13|[solver]|name = heat|t_end = 0.01'
+compare hmany 1 block/static block/atomic row/atomic grid/static cluster/atomic launch/static
 for f in "$TMP"/many-*-1.h5; do
   "$PY" -c "import h5py,sys; b=h5py.File(sys.argv[1])['batch']; sys.exit(0 if b.attrs['groups'] < b.attrs['count'] else 1)" \
     "$f" || fail "$f: not fewer groups than problems"
@@ -158,6 +185,7 @@ elif [ $rc -eq 0 ]; then
   compare p2 1 block/clc cluster/clc
   compare j2 1 block/clc cluster/clc
   compare many 1 block/clc cluster/clc
+  compare h2 1 block/clc cluster/clc
   (cd "$TMP" && coop_mpirun 1 "$COOPSOLVE" --backend cuda p2.ini --output clcrow.h5 --set run.schedule=clc \
     --set run.sync=row >"$TMP/clcrow.out" 2>"$TMP/clcrow.err" </dev/null)
   [ $? -eq 2 ] || { cat "$TMP/clcrow.err"; fail "clc with row groups: not an input error"; }

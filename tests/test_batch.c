@@ -1,6 +1,7 @@
 /* Batches: the generator (determinism, ranges, problem i the same at any rank
  * count, the stencil it builds), the dealing (every problem once, balance),
- * and the host solvers against answers worked out by hand. */
+ * heat's time steps (limit, t_end, overflow, the initial field), and the host
+ * solvers against answers worked out by hand. */
 #include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
@@ -101,7 +102,7 @@ static void test_bad_generators(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\ndim = 3\nsizes = uniform:2:257\n[solver]\n"), "at most 256 in 3D"));
   CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nshift = uniform:-1\n[solver]\n"), "reals >= 0"));
   CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nshift = loguniform:0:1\n[solver]\n"), "LO > 0"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\n[solver]\nname = bicgstab\n"), "jacobi or cg"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\n[solver]\nname = bicgstab\n"), "jacobi, cg or heat"));
   CU_ASSERT_STRING_EQUAL(spec_error("[batch]\nsizes = uniform:2:4096\nshift = uniform:0:1e3\n[solver]\n"), "");
   coop_error_clear();
 }
@@ -191,6 +192,118 @@ static void test_dealing(void) {
   spec_of("[batch]\ncount = 2\nsizes = uniform:50\nshift = uniform:0:1e4\n[solver]\nname = cg\n", &sp);
   const int bigger = coop_batch_shift(&sp, 1) > coop_batch_shift(&sp, 0);
   CU_ASSERT_EQUAL(coop_batch_cost(&sp, 1) < coop_batch_cost(&sp, 0), bigger);
+  coop_batch_spec_destroy(&sp);
+}
+
+/* ---- heat: time steps and step counts ---- */
+
+static const char heat3[] = "[batch]\ncount = 3\nsizes = uniform:3\nshift = uniform:8\n[solver]\nname = heat\n";
+
+/* side 3 (h = 1/4), 2D, shift 8: the limit 2 / (alpha (4 dim / h^2 + s)) = 2 / 136 */
+static void test_heat_steps(void) {
+  coop_batch_spec sp;
+  double dt;
+  int64_t steps;
+  char text[256];
+  spec_of(heat3, &sp);
+  CU_ASSERT_EQUAL(coop_batch_heat_limit(&sp, 1), 2.0 / 136.0);
+  coop_batch_heat_step(&sp, 1, &dt, &steps);
+  CU_ASSERT_EQUAL(dt, 0.9 * (2.0 / 136.0)); /* dt = 0: 0.9 of the limit */
+  CU_ASSERT_EQUAL(steps, 10000);            /* t_end off: solver.max_iter */
+  coop_batch_spec_destroy(&sp);
+  snprintf(text, sizeof text, "%salpha = 2\ndt = 0.001\nt_end = 0.0105\n", heat3);
+  spec_of(text, &sp);
+  CU_ASSERT_EQUAL(coop_batch_heat_limit(&sp, 0), 1.0 / 136.0);
+  coop_batch_heat_step(&sp, 2, &dt, &steps);
+  CU_ASSERT_EQUAL(steps, 11); /* ceil(10.5) */
+  CU_ASSERT_EQUAL(dt, 0.0105 / 11);
+  CU_ASSERT(dt <= 0.001);
+  /* the work estimate: entries x steps (side 3: 9 rows, 33 entries) */
+  CU_ASSERT_EQUAL(coop_batch_cost(&sp, 2), 33.0 * 11.0);
+  coop_batch_spec_destroy(&sp);
+  /* a quotient that is a whole number is not rounded up */
+  snprintf(text, sizeof text, "%sdt = 0.0078125\nt_end = 0.0625\n", heat3);
+  spec_of(text, &sp);
+  coop_batch_heat_step(&sp, 0, &dt, &steps);
+  CU_ASSERT(steps == 8 && dt == 0.0078125);
+  coop_batch_spec_destroy(&sp);
+  /* t_end / k rounded above the step asked for takes one step more: never above it */
+  for (int k = 1; k < 2000; k++) {
+    snprintf(text, sizeof text, "%sdt = %.17g\nt_end = %.17g\n", heat3, 0.013 / k, 0.013);
+    spec_of(text, &sp);
+    coop_batch_heat_step(&sp, 0, &dt, &steps);
+    CU_ASSERT(dt <= sp.dt && (steps == k || steps == k + 1));
+    coop_batch_spec_destroy(&sp);
+  }
+}
+
+static void test_heat_bad(void) {
+  char text[256];
+  /* solver.dt above the smallest limit (the largest shift's): named with the largest stable dt */
+  snprintf(text, sizeof text, "[batch]\ncount = 2\nsizes = uniform:3\nshift = uniform:0:8\n[solver]\nname = heat\n"
+           "dt = 0.016\n");
+  const char *e = spec_error(text);
+  CU_ASSERT_PTR_NOT_NULL(strstr(e, "t.ini:7: solver.dt = 0.016: above the explicit stability limit "));
+  coop_batch_spec sp;
+  snprintf(text, sizeof text, "[batch]\ncount = 2\nsizes = uniform:3\nshift = uniform:0:8\n[solver]\nname = heat\n");
+  spec_of(text, &sp);
+  const double lim = fmin(coop_batch_heat_limit(&sp, 0), coop_batch_heat_limit(&sp, 1));
+  coop_batch_spec_destroy(&sp);
+  char want[128];
+  for (int p = 1; p <= 17; p++) { /* the shortest decimal that reads back */
+    snprintf(want, sizeof want, "%.*g", p, lim);
+    if (strtod(want, NULL) == lim) break;
+  }
+  CU_ASSERT_PTR_NOT_NULL(strstr(e, want));
+  char use[160];
+  snprintf(use, sizeof use, "use solver.dt <= %s", want);
+  CU_ASSERT_PTR_NOT_NULL(strstr(e, use));
+  snprintf(text, sizeof text, "[batch]\ncount = 2\nsizes = uniform:3\nshift = uniform:0:8\n[solver]\nname = heat\n"
+           "dt = %s\n", want);
+  CU_ASSERT_STRING_EQUAL(spec_error(text), ""); /* the limit itself is stable */
+  /* step counts: one problem's, and the batch's sum in 64 bits */
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nsizes = uniform:3\n[solver]\nname = heat\nt_end = 1e300\n"),
+                                "t.ini:5: solver.t_end = 1e300: problem 0 (side 3, shift 0) would take more than "
+                                "1000000000000 steps"));
+  CU_ASSERT_STRING_EQUAL(spec_error("[batch]\nsizes = uniform:3\n[solver]\nname = heat\nt_end = 1e8\n"), "");
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\ncount = 9300000\nsizes = uniform:2\n[solver]\nname = heat\n"
+                                           "max_iter = 1000000000000\n"),
+                                "t.ini:6: solver.max_iter = 1000000000000: the batch's 9300000 problems take more "
+                                "than 2^63 steps in all"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\nmatrices = a.mtx\n[solver]\nname = heat\n"),
+                                "steps generated problems only"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error("[batch]\n[solver]\nname = heat\npc = jacobi\n"),
+                                "applies to solver.name = cg"));
+  coop_error_clear();
+}
+
+/* The built heat batch: the sine mode as x0, each problem's dt and steps. */
+static void test_heat_build(void) {
+  coop_batch_spec sp;
+  coop_batch bt;
+  spec_of("[batch]\ncount = 5\ndim = 3\nsizes = uniform:2:6\nshift = uniform:0:10\nrhs = zero\n"
+          "[solver]\nname = heat\nt_end = 0.01\n", &sp);
+  int32_t owner[5] = {0, 1, 0, 1, 1};
+  CU_ASSERT_EQUAL_FATAL(coop_batch_build(&sp, owner, 1, &bt), 0);
+  CU_ASSERT_EQUAL_FATAL(bt.count, 3);
+  CU_ASSERT_FATAL(bt.dt != NULL && bt.steps != NULL);
+  for (int64_t k = 0; k < bt.count; k++) {
+    double dt;
+    int64_t steps;
+    const int64_t n = coop_batch_side(&sp, bt.id[k]), lo = bt.row_off[k];
+    coop_batch_heat_step(&sp, bt.id[k], &dt, &steps);
+    CU_ASSERT(bt.dt[k] == dt && bt.steps[k] == steps);
+    CU_ASSERT(fabs((double)steps * dt - 0.01) < 1e-15);
+    for (int64_t r = 0; r < n * n * n; r++) {
+      const double h = 1.0 / (double)(n + 1);
+      const double want = sin(M_PI * (double)(r % n + 1) * h) * sin(M_PI * (double)(r / n % n + 1) * h) *
+                          sin(M_PI * (double)(r / (n * n) + 1) * h);
+      CU_ASSERT_DOUBLE_EQUAL(bt.x0[lo + r], want, 1e-15);
+      CU_ASSERT_EQUAL(bt.b[lo + r], 0.0);
+    }
+  }
+  coop_batch_free(&bt);
+  CU_ASSERT_PTR_NULL(bt.dt);
   coop_batch_spec_destroy(&sp);
 }
 
@@ -297,6 +410,36 @@ static void test_cg_spd(void) {
   free(m);
 }
 
+/* Heat by hand: A = [4], b = 0, x0 = 1, c = dt alpha = 1/8: x_k = 2^-k
+ * exactly, every step taken (no residual stop), reason completed. With b = 4
+ * the steady state is x = 1: from 0, x_k = 1 - 2^-k. */
+static void test_heat_by_hand(void) {
+  coop_batch bt;
+  coop_batch_result res;
+  const double a[1] = {4.0}, zero[1] = {0.0}, four[1] = {4.0};
+  /* rtol and atol that would stop any other method at once: heat takes its steps */
+  const coop_batch_ctl ctl = {.method = COOP_BATCH_HEAT, .rtol = 0.5, .atol = 1e300, .max_iter = 0, .alpha = 0.5};
+  double dt = 0.25, x[1] = {1.0};
+  int64_t steps = 5;
+  dense_batch(1, a, zero, &bt);
+  bt.dt = &dt, bt.steps = &steps;
+  CU_ASSERT_EQUAL(coop_batch_solve_host(&bt, &ctl, x, &res), 0);
+  CU_ASSERT_EQUAL(x[0], 1.0 / 32);
+  CU_ASSERT(res.iterations == 5 && res.reason == COOP_COMPLETED && res.r0 == 4.0 && res.rnorm == 0.125);
+  steps = 0, x[0] = 1.0;
+  CU_ASSERT_EQUAL(coop_batch_solve_host(&bt, &ctl, x, &res), 0);
+  CU_ASSERT(x[0] == 1.0 && res.iterations == 0 && res.reason == COOP_COMPLETED);
+  bt.b[0] = four[0], steps = 10, x[0] = 0.0;
+  CU_ASSERT_EQUAL(coop_batch_solve_host(&bt, &ctl, x, &res), 0);
+  CU_ASSERT_EQUAL(x[0], 1.0 - 1.0 / 1024);
+  /* an unstable step: NaN is named, not returned as garbage */
+  dt = 1e300, steps = 100, x[0] = 0.5;
+  CU_ASSERT_EQUAL(coop_batch_solve_host(&bt, &ctl, x, &res), 0);
+  CU_ASSERT(res.reason == COOP_DIVERGED_NAN && res.iterations < 100);
+  bt.dt = NULL, bt.steps = NULL; /* not the batch's to free */
+  coop_batch_free(&bt);
+}
+
 static void test_cg_breakdowns(void) {
   const double a[4] = {1, 0, 0, -1}, b[2] = {0, 1};
   double x[2];
@@ -343,6 +486,8 @@ static void test_dispatch(void) {
   }
   ctl.method = 7;
   CU_ASSERT_EQUAL(coop_batch_solve(be, &bt, &ctl, &opt, x, res), COOP_ERR_RUNTIME);
+  ctl.method = COOP_BATCH_HEAT, ctl.pc = 0, ctl.alpha = 1.0; /* no time steps */
+  CU_ASSERT_EQUAL(coop_batch_solve(be, &bt, &ctl, &opt, x, res), COOP_ERR_RUNTIME);
   ctl.method = COOP_BATCH_CG;
   bt.colind[3] = 1000; /* outside its problem */
   CU_ASSERT_EQUAL(coop_batch_solve(be, &bt, &ctl, &opt, x, res), COOP_ERR_RUNTIME);
@@ -361,9 +506,13 @@ int main(int argc, char **argv) {
       {"generator: the same problems at any rank count", test_rank_independence},
       {"generator: the 7-point stencil", test_stencil},
       {"dealing", test_dealing},
+      {"heat: time steps and step counts", test_heat_steps},
+      {"heat: bad time steps and step counts", test_heat_bad},
+      {"heat: the built batch", test_heat_build},
       {"host: 1 x 1", test_one_by_one},
       {"host: Jacobi by hand", test_jacobi_by_hand},
       {"host: CG on SPD systems", test_cg_spd},
+      {"host: heat by hand", test_heat_by_hand},
       {"host: CG breakdowns, zero diagonal", test_cg_breakdowns},
       {"dispatch", test_dispatch},
   };

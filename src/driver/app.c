@@ -276,12 +276,17 @@ static double key_default(const char *name) {
 
 /* solver.alpha, solver.dt and output.every are heat's: another value for
  * another method would be ignored, so it is refused (the default, as a dry
- * run's resolved configuration writes it, is not). */
+ * run's resolved configuration writes it, is not). solver.t_end is a batch
+ * heat key: the grid heat solver runs solver.max_iter steps. */
 static int check_heat_keys(const coop_config *cfg, const char *name) {
-  static const char *const keys[] = {"solver.alpha", "solver.dt", "output.every"};
+  static const char *const keys[] = {"solver.t_end", "solver.alpha", "solver.dt", "output.every"};
+  const double t_end = coop_config_real(cfg, "solver.t_end");
+  if (strcmp(name, "heat") == 0 && t_end != 0.0)
+    return coop_error_input("solver.t_end = %g (from %s) applies to [batch] inputs; a grid heat run takes "
+                            "solver.max_iter steps of solver.dt", t_end, coop_config_origin(cfg, "solver.t_end"));
   if (strcmp(name, "heat") == 0) return 0;
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-    const int is_int = i == 2;
+    const int is_int = i == 3;
     const double v = is_int ? (double)coop_config_int(cfg, keys[i]) : coop_config_real(cfg, keys[i]);
     if (v == key_default(keys[i])) continue;
     char value[64];

@@ -28,6 +28,7 @@ typedef struct {
   int64_t *iters, *rows, *off, *order, *start; /* order: ids by rank; start: nranks + 1 */
   double *resid, *r0, *secs, *sol, *shift; /* shift, side: generated problems */
   int64_t *side;
+  double *dt, *t_final; /* heat */
   int32_t *reason;
   int64_t *tmp_i; /* one rank's results while they arrive */
   double *tmp_d;
@@ -62,8 +63,7 @@ static int other_kind(const coop_config *cfg, const char *key, const char *why) 
 
 int coop_batch_check_keys(const coop_config *cfg) {
   static const char *const not_batch[] = {
-      "solver.check_every", "solver.cg_single_reduction", "solver.alpha", "solver.dt",
-      "solver.precision", "run.halo", "run.blocks", "run.overlap", "run.fused_halo", "run.resident", "run.restart", "output.every",
+      "solver.check_every", "solver.cg_single_reduction", "solver.precision", "run.halo", "run.blocks", "run.overlap", "run.fused_halo", "run.resident", "run.restart", "output.every",
       "output.checkpoint_every", "output.checkpoint_minutes"};
   const char *sync = coop_config_str(cfg, "run.sync");
   if (!coop_config_has_section(cfg, "batch")) {
@@ -80,6 +80,12 @@ int coop_batch_check_keys(const coop_config *cfg) {
   for (size_t k = 0; k < sizeof not_batch / sizeof *not_batch; k++)
     if (!coop_config_is_default(cfg, not_batch[k]))
       return other_kind(cfg, not_batch[k], "does not apply to a [batch] input");
+  /* heat's keys would be ignored by jacobi and cg */
+  static const char *const heat_keys[] = {"solver.alpha", "solver.dt", "solver.t_end"};
+  const char *name = coop_config_str(cfg, "solver.name");
+  for (size_t k = 0; strcmp(name, "heat") && k < sizeof heat_keys / sizeof *heat_keys; k++)
+    if (!coop_config_is_default(cfg, heat_keys[k]))
+      return other_kind(cfg, heat_keys[k], "applies to solver.name = heat");
   /* the size of a row or cluster group (grid mode lays its groups out as rows):
    * with auto, block or launch it would be ignored or refused for a mode not asked for */
   if (!coop_config_is_default(cfg, "run.group_blocks") && strcmp(sync, "row") && strcmp(sync, "cluster") &&
@@ -164,6 +170,22 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* heat: the range of the problems' time steps and step counts. */
+static void print_steps(const bstate *s) {
+  double lo = INFINITY, hi = 0.0;
+  int64_t slo = INT64_MAX, shi = 0;
+  for (int64_t i = 0; i < s->sp.count; i++) {
+    double dt;
+    int64_t steps;
+    coop_batch_heat_step(&s->sp, i, &dt, &steps);
+    lo = dt < lo ? dt : lo, hi = dt > hi ? dt : hi;
+    slo = steps < slo ? steps : slo, shi = steps > shi ? steps : shi;
+  }
+  printf("# heat: alpha %g, dt %.9g .. %.9g (%s), steps %lld .. %lld%s\n", s->sp.alpha, lo, hi,
+         s->sp.dt > 0.0 ? "solver.dt" : "0.9 of each problem's limit", (long long)slo, (long long)shi,
+         s->sp.t_end > 0.0 ? " (every problem ends at solver.t_end)" : " (solver.max_iter)");
+}
+
 /* Sizes of the batch: min, median, max of rows per problem. */
 static void print_sizes(const bstate *s) {
   const coop_batch_spec *sp = &s->sp;
@@ -179,15 +201,17 @@ static void print_sizes(const bstate *s) {
       const double sh = coop_batch_shift(sp, i);
       lo = sh < lo ? sh : lo, hi = sh > hi ? sh : hi;
     }
-    printf("# batch: %lld generated %dD problems (-lap(u) + s u = f, unit %s), sizes %s, shifts %g .. %g, "
-           "rhs %s, seed %llu\n", (long long)sp->count, sp->dim, sp->dim == 2 ? "square" : "cube",
-           coop_config_str(s->in->cfg, "batch.sizes"), lo, hi, sp->rhs_random ? "random" : "ones",
-           (unsigned long long)sp->seed);
+    printf("# batch: %lld generated %dD problems (%s, unit %s), sizes %s, shifts %g .. %g, "
+           "rhs %s, seed %llu\n", (long long)sp->count, sp->dim,
+           sp->method == COOP_BATCH_HEAT ? "u_t = alpha (f - (-lap(u) + s u))" : "-lap(u) + s u = f",
+           sp->dim == 2 ? "square" : "cube", coop_config_str(s->in->cfg, "batch.sizes"), lo, hi,
+           coop_config_str(s->in->cfg, "batch.rhs"), (unsigned long long)sp->seed);
   }
   printf("# rows per problem: min %lld, median %lld, max %lld; %lld rows and %s%lld entries in all\n",
          (long long)r[0], (long long)r[sp->count / 2], (long long)r[sp->count - 1], (long long)sp->total_rows,
          sp->list ? "at most " : "", (long long)sp->total_nnz);
   free(r);
+  if (sp->method == COOP_BATCH_HEAT) print_steps(s);
 }
 
 /* Rank 0: per rank its problems, rows and share of the estimated work (at most 64 lines). */
@@ -245,6 +269,7 @@ static void controls(bstate *s) {
   s->ctl.dtol = coop_config_real(cfg, "solver.dtol");
   s->ctl.max_iter = coop_config_int(cfg, "solver.max_iter");
   s->ctl.stop_on_signal = strcmp(coop_config_str(cfg, "run.on_signal"), "exit") == 0;
+  s->ctl.alpha = s->sp.alpha;
   memset(&s->opt, 0, sizeof s->opt);
   s->opt.sync = pick(coop_config_str(cfg, "run.sync"), sync, 6); /* the enum's order */
   const int sc = coop_csr_schedule_parse(coop_config_str(cfg, "run.schedule")); /* the key allows no other */
@@ -323,8 +348,10 @@ static int gather_alloc(bstate *s) {
   g->sol = malloc((size_t)s->sp.total_rows * sizeof *g->sol + 1);
   g->shift = malloc((size_t)B * sizeof *g->shift);
   g->side = malloc((size_t)B * sizeof *g->side);
+  g->dt = malloc((size_t)B * sizeof *g->dt);
+  g->t_final = malloc((size_t)B * sizeof *g->t_final);
   if (!g->start || !g->order || !g->iters || !g->rows || !g->off || !g->resid || !g->r0 || !g->secs ||
-      !g->reason || !g->sol || !g->shift || !g->side)
+      !g->reason || !g->sol || !g->shift || !g->side || !g->dt || !g->t_final)
     return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory gathering %lld problems", (long long)B);
   for (int64_t i = 0; i < B; i++) g->start[s->owner[i] + 1]++;
   for (int64_t r = 0; r < n; r++) {
@@ -337,6 +364,9 @@ static int gather_alloc(bstate *s) {
     g->rows[i] = s->sp.rows[i];
     g->shift[i] = s->sp.list ? 0.0 : coop_batch_shift(&s->sp, i);
     g->side[i] = s->sp.list ? 0 : coop_batch_side(&s->sp, i);
+    int64_t steps;
+    g->dt[i] = 0.0;
+    if (s->sp.method == COOP_BATCH_HEAT) coop_batch_heat_step(&s->sp, i, &g->dt[i], &steps); /* from (seed, i) */
     g->off[i + 1] = g->off[i] + g->rows[i];
   }
   memmove(g->start + 1, g->start, (size_t)n * sizeof *g->start);
@@ -351,7 +381,7 @@ static int gather_alloc(bstate *s) {
 
 static void gather_free(gathered *g) {
   void *p[] = {g->iters, g->rows, g->off, g->order, g->start, g->resid, g->r0, g->secs, g->sol, g->reason, g->shift, g->side,
-               g->tmp_i, g->tmp_d, g->len, g->disp};
+               g->dt, g->t_final, g->tmp_i, g->tmp_d, g->len, g->disp};
   for (size_t i = 0; i < sizeof p / sizeof *p; i++) free(p[i]);
   memset(g, 0, sizeof *g);
 }
@@ -410,6 +440,7 @@ static int gather_root(bstate *s) {
     place(g, ids, k, g->tmp_i, g->tmp_d);
     COOP_CHECK(recv_solutions(g, r, ids, k, comm));
   }
+  for (int64_t i = 0; i < s->sp.count; i++) g->t_final[i] = (double)g->iters[i] * g->dt[i]; /* the steps done */
   return 0;
 }
 
@@ -497,6 +528,12 @@ static void fill_batch(const bstate *s, coop_io_batch *b, const char *codes) {
   static const double none[1];
   if (!s->sp.list) /* non-NULL on every rank: the writer asks whether there is one */
     b->shift = s->g.shift ? s->g.shift : none, b->side = s->g.side;
+  if (s->sp.method == COOP_BATCH_HEAT) {
+    b->dt = s->g.dt ? s->g.dt : none;
+    b->t_final = s->g.t_final ? s->g.t_final : none;
+    b->alpha = s->sp.alpha;
+    b->t_end = s->sp.t_end;
+  }
   b->method = coop_config_str(cfg, "solver.name");
   b->pc = coop_config_str(cfg, "solver.pc");
   b->sync = coop_config_str(cfg, "run.sync");
@@ -583,7 +620,16 @@ static void print_summary(const bstate *s, const char *devices) {
          s->c->size, s->c->size > 1 ? "s" : "", s->in->backend, coop_batch_sync_name(s->opt.sync_used),
          devices[0] ? " on " : "", devices);
   printf("  reasons     %s\n", reasons);
-  printf("  iterations  %lld in all; per problem min %lld, max %lld\n", (long long)total, (long long)lo, (long long)hi);
+  printf("  %s  %lld in all; per problem min %lld, max %lld\n", s->sp.method == COOP_BATCH_HEAT ? "steps     " : "iterations",
+         (long long)total, (long long)lo, (long long)hi);
+  if (s->sp.method == COOP_BATCH_HEAT) {
+    double dlo = INFINITY, dhi = 0.0, tlo = INFINITY, thi = 0.0;
+    for (int64_t i = 0; i < s->sp.count; i++) {
+      dlo = fmin(dlo, s->g.dt[i]), dhi = fmax(dhi, s->g.dt[i]);
+      tlo = fmin(tlo, s->g.t_final[i]), thi = fmax(thi, s->g.t_final[i]);
+    }
+    printf("  heat        dt %.9g .. %.9g, final time %.9g .. %.9g (alpha %g)\n", dlo, dhi, tlo, thi, s->sp.alpha);
+  }
   print_slowest(s);
   if (s->be->device_memory)
     printf("  groups      %lld groups of blocks, %lld group barriers (all ranks); rank 0: %d blocks per group, "

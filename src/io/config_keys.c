@@ -58,7 +58,11 @@ static const coop_key_info keys[] = {
             "jacobi, heat: steps between residual checks (Krylov methods check every iteration)"),
     KEY_REAL("solver", "alpha", "1", 0, INFINITY, 1, 1, "heat: diffusivity in u_t = alpha lap(u) + f"),
     KEY_REAL("solver", "dt", "0", 0, INFINITY, 0, 1,
-             "heat: time step; 0: 0.9 of the explicit stability limit h^2/(2 alpha dim)"),
+             "heat: time step; 0: 0.9 of the explicit stability limit h^2/(2 alpha dim) (batches: of "
+             "each problem's own limit 2/(alpha (4 dim/h^2 + s)))"),
+    KEY_REAL("solver", "t_end", "0", 0, INFINITY, 0, 1,
+             "heat in [batch] inputs: final time; each problem takes ceil(t_end/dt) steps, its dt "
+             "shrunk to end exactly there; 0: solver.max_iter steps each"),
     KEY_CHOICE("solver", "precision", "fp64", "fp64|fp32", "floating-point type of the fields"),
 
     KEY_CHOICE("run", "backend", "auto", "auto|host|cuda",
@@ -121,15 +125,17 @@ static const coop_key_info keys[] = {
     KEY_INT("batch", "count", "1", 1, 2147483647.0,
             "number of generated problems B (not with batch.matrices)"),
     KEY_INT("batch", "dim", "2", 2, 3,
-            "generated problems: -lap(u) + s u = f on the unit square (2) or cube (3)"),
+            "generated problems: -lap(u) + s u = f (heat: u_t = alpha (f - (-lap(u) + s u))) on "
+            "the unit square (2) or cube (3)"),
     KEY_STRING("batch", "sizes", "uniform:32",
                "interior points per side of each generated problem: uniform:N, uniform:LO:HI or "
                "loguniform:LO:HI (integers, 2..4096 in 2D, 2..256 in 3D)"),
     KEY_STRING("batch", "shift", "uniform:0",
                "shift s of each generated problem (reals >= 0): uniform:S, uniform:LO:HI or "
                "loguniform:LO:HI (LO > 0); a larger s converges faster"),
-    KEY_CHOICE("batch", "rhs", "ones", "ones|random",
-               "generated problems' f: ones, or random in [-1, 1) from (batch.seed, problem, row)"),
+    KEY_CHOICE("batch", "rhs", "ones", "ones|random|zero",
+               "generated problems' f: ones, random in [-1, 1) from (batch.seed, problem, row), or "
+               "zero (heat: a pure decay)"),
     KEY_INT("batch", "seed", "1", 0, 9007199254740991.0,
             "seed of the generators: problem i depends only on (seed, i), not on the ranks"),
     KEY_STRING("batch", "matrices", "none",

@@ -218,8 +218,8 @@ static int check_same(const coop_io_result *r, int size) {
   v[V_FIELDS] = (int64_t)(fh >> 2) ^ r->nfields; /* 62 bits, so negation below cannot overflow */
   v[V_PHASES] = (int64_t)(ph >> 2) ^ r->nphases;
   if (r->batch) /* counts below 2^63, the flag one bit: mixed so each change shows */
-    v[V_BATCH] = (int64_t)((((uint64_t)r->batch->count * 1099511628211u) ^ (uint64_t)r->batch->rows) >> 3) * 4 +
-                 (r->batch->with_solution != 0) + 2 * (r->batch->shift != NULL);
+    v[V_BATCH] = (int64_t)((((uint64_t)r->batch->count * 1099511628211u) ^ (uint64_t)r->batch->rows) >> 4) * 8 +
+                 (r->batch->with_solution != 0) + 2 * (r->batch->shift != NULL) + 4 * (r->batch->dt != NULL);
   for (int i = 0; i < V_NV; i++) v[V_NV + i] = -v[i];
   COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 2 * V_NV, MPI_INT64_T, MPI_MAX, r->comm));
   COOP_MPI(MPI_Allreduce(&count, &total, 1, MPI_INT64_T, MPI_SUM, r->comm));
@@ -686,7 +686,10 @@ static const char batch_desc[] =
     "pc, seed, source (generated or matrices), the requested sync, schedule and group_blocks, and "
     "what ran on rank 0 (sync_used, schedule_used, group_blocks_used; busy_max and busy_mean = "
     "seconds of its busiest group and the mean over its groups, 0 where not measured), groups = "
-    "groups of blocks over all ranks, barriers = group barriers passed over all ranks";
+    "groups of blocks over all ranks, barriers = group barriers passed over all ranks; heat (method "
+    "heat: u_t = alpha (b_i - A_i u) by forward Euler from the lowest sine mode, reason completed after "
+    "its steps): iterations = steps, residual = ||b - A u|| of the final field, dt and t_final per "
+    "problem, attributes alpha and t_end (0: every problem ran solver.max_iter steps)";
 
 typedef struct {
   const char *name;
@@ -714,6 +717,10 @@ static int batch_attrs(hid_t g, const coop_io_batch *b) {
     COOP_CHECK(attr_num(g, inames[i], H5T_STD_I64LE, H5T_NATIVE_INT64, &ivals[i], 0));
   COOP_CHECK(attr_f64(g, "busy_max", b->busy_max));
   COOP_CHECK(attr_f64(g, "busy_mean", b->busy_mean));
+  if (b->dt) {
+    COOP_CHECK(attr_f64(g, "alpha", b->alpha));
+    COOP_CHECK(attr_f64(g, "t_end", b->t_end));
+  }
   return attr_str(g, "description", batch_desc);
 }
 
@@ -740,9 +747,15 @@ static int write_batch(hid_t fid, const coop_io_batch *b, const io_xfer *x) {
       {"shift", F64, H5T_NATIVE_DOUBLE, b->shift, n, NULL, "shift s of each generated problem -lap(u) + s u = f"},
       {"side", I64, H5T_NATIVE_INT64, b->side, n, NULL,
        "interior points per side of each generated problem (rows = side^dim)"}};
+  const batch_set heat[] = {
+      {"dt", F64, H5T_NATIVE_DOUBLE, b->dt, n, NULL,
+       "heat: each problem's time step (solver.dt, or 0.9 of its stability limit; with solver.t_end shrunk "
+       "to t_end / steps)"},
+      {"t_final", F64, H5T_NATIVE_DOUBLE, b->t_final, n, NULL, "heat: the time each problem reached, steps * dt"}};
   COOP_TRY(group_create(fid, "batch", &g));
   for (size_t i = 0; i < sizeof sets / sizeof *sets - !b->with_solution; i++) COOP_TRY(batch_dataset(g, &sets[i], x));
   for (size_t i = 0; b->shift && i < sizeof gen / sizeof *gen; i++) COOP_TRY(batch_dataset(g, &gen[i], x));
+  for (size_t i = 0; b->dt && i < sizeof heat / sizeof *heat; i++) COOP_TRY(batch_dataset(g, &heat[i], x));
   COOP_H5_ID(d, H5Dopen2(g, "reason", H5P_DEFAULT));
   COOP_TRY(attr_str(d, "codes", or_empty(b->reason_codes)));
   COOP_TRY(batch_attrs(g, b));
@@ -1408,8 +1421,8 @@ static uint64_t data_bytes(const coop_io_result *r) {
   uint64_t points = 1, total = 0;
   for (int d = 0; d < r->ndim && d < 3; d++) points *= (uint64_t)(r->global_shape[d] > 0 ? r->global_shape[d] : 0);
   for (int i = 0; i < r->nfields; i++) total += points * (r->fields[i].is_float ? 4 : 8);
-  if (r->batch) /* seven numbers per problem, the offsets, the solutions */
-    total += 60 * (uint64_t)r->batch->count + (r->batch->with_solution ? 8 * (uint64_t)r->batch->rows : 0);
+  if (r->batch) /* seven numbers per problem (heat: nine), the offsets, the solutions */
+    total += 76 * (uint64_t)r->batch->count + (r->batch->with_solution ? 8 * (uint64_t)r->batch->rows : 0);
   return total;
 }
 

@@ -58,6 +58,8 @@ typedef struct {
   int with_solution;      /* 0: no /batch/solution (output.fields = false) */
   const double *shift;    /* B: generated problems' shifts; NULL (on every rank): none */
   const int64_t *side;    /* B: generated problems' points per side, with shift */
+  const double *dt, *t_final; /* B: heat's time step and final time; NULL (on every rank): not heat */
+  double alpha, t_end;        /* heat: solver.alpha and solver.t_end (0: off) */
   const char *method, *pc, *sync, *schedule, *sync_used, *schedule_used, *source;
   const char *reason_codes; /* "0 none, 1 converged_rtol, ..." */
   int64_t group_blocks, group_blocks_used, groups, barriers, seed;

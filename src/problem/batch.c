@@ -63,7 +63,7 @@ double coop_batch_shift(const coop_batch_spec *sp, int64_t i) {
 }
 
 double coop_batch_rhs(const coop_batch_spec *sp, int64_t i, int64_t row) {
-  if (!sp->rhs_random) return 1.0;
+  if (sp->rhs_kind != COOP_RHS_RANDOM) return sp->rhs_kind == COOP_RHS_ZERO ? 0.0 : 1.0;
   return 2.0 * unit(mix(key_of(sp->seed, (uint64_t)i, STREAM_RHS) + (uint64_t)row)) - 1.0;
 }
 
@@ -131,14 +131,93 @@ static int parse_shift(coop_batch_spec *sp, const coop_config *cfg) {
 
 static int parse_solver(coop_batch_spec *sp, const coop_config *cfg) {
   const char *name = coop_config_str(cfg, "solver.name"), *pc = coop_config_str(cfg, "solver.pc");
-  if (strcmp(name, "jacobi") && strcmp(name, "cg"))
-    return coop_error_input("solver.name = %s (from %s): a [batch] input runs jacobi or cg", name,
+  if (strcmp(name, "jacobi") && strcmp(name, "cg") && strcmp(name, "heat"))
+    return coop_error_input("solver.name = %s (from %s): a [batch] input runs jacobi, cg or heat", name,
                             coop_config_origin(cfg, "solver.name"));
-  sp->method = strcmp(name, "cg") == 0 ? COOP_BATCH_CG : COOP_BATCH_JACOBI;
+  sp->method = !strcmp(name, "cg") ? COOP_BATCH_CG : !strcmp(name, "heat") ? COOP_BATCH_HEAT : COOP_BATCH_JACOBI;
+  sp->alpha = coop_config_real(cfg, "solver.alpha");
+  sp->dt = coop_config_real(cfg, "solver.dt");
+  sp->t_end = coop_config_real(cfg, "solver.t_end");
+  sp->max_iter = coop_config_int(cfg, "solver.max_iter");
   sp->pc = strcmp(pc, "jacobi") == 0;
   if (sp->pc && sp->method != COOP_BATCH_CG)
     return coop_error_input("solver.pc = jacobi (from %s) applies to solver.name = cg, not jacobi",
                             coop_config_origin(cfg, "solver.pc"));
+  return 0;
+}
+
+/* ---- heat ----------------------------------------------------------------- */
+
+/* The shortest decimal of v that reads back (a limit in a message can be
+ * pasted back as an input and is not above the limit), as solvers/heat.c. */
+static void shortest(char *buf, size_t len, double v) {
+  for (int p = 1; p <= 17; p++) {
+    snprintf(buf, len, "%.*g", p, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+/* A's eigenvalues lie below 4 dim / h^2 + s (h = 1 / (n + 1)); forward Euler
+ * is stable while dt alpha lambda_max <= 2. */
+double coop_batch_heat_limit(const coop_batch_spec *sp, int64_t i) {
+  const double n1 = (double)coop_batch_side(sp, i) + 1.0;
+  return 2.0 / (sp->alpha * (4.0 * sp->dim * (n1 * n1) + coop_batch_shift(sp, i)));
+}
+
+void coop_batch_heat_step(const coop_batch_spec *sp, int64_t i, double *dt, int64_t *steps) {
+  const double want = sp->dt > 0.0 ? sp->dt : 0.9 * coop_batch_heat_limit(sp, i);
+  *dt = want;
+  *steps = sp->max_iter;
+  if (!(sp->t_end > 0.0)) return;
+  const double q = ceil(sp->t_end / want); /* checked in doubles: no conversion overflows */
+  if (!(q <= (double)COOP_BATCH_MAX_STEPS)) {
+    *steps = -1;
+    return;
+  }
+  int64_t k = q < 1.0 ? 1 : (int64_t)q;
+  /* t_end / k rounds, and may land an ulp above the step asked for (and so
+   * above the limit): one more step keeps it below */
+  while (sp->t_end / (double)k > want && k < COOP_BATCH_MAX_STEPS) k++;
+  *dt = sp->t_end / (double)k;
+  *steps = k;
+}
+
+/* solver.dt stable for every problem, every step positive and finite, the
+ * step counts in range and their sum (the report's total) in 64 bits. */
+static int check_heat(const coop_batch_spec *sp, const coop_config *cfg) {
+  double lim = INFINITY;
+  int64_t worst = 0, total = 0;
+  for (int64_t i = 0; i < sp->count; i++) {
+    const double l = coop_batch_heat_limit(sp, i);
+    if (!(l >= lim)) lim = l, worst = i;
+  }
+  if (sp->count > 0 && (!(lim > 0.0) || !isfinite(lim)))
+    return key_error(cfg, "solver.alpha", "problem %lld (side %lld, shift %g) has the stability limit %g: "
+                     "the time step must be positive and finite", (long long)worst,
+                     (long long)coop_batch_side(sp, worst), coop_batch_shift(sp, worst), lim);
+  if (sp->dt > lim) {
+    char l[32];
+    shortest(l, sizeof l, lim);
+    return key_error(cfg, "solver.dt", "above the explicit stability limit %s of problem %lld (side %lld, "
+                     "shift %g), the smallest of the batch (2 / (alpha (4 dim / h^2 + s))); use solver.dt "
+                     "<= %s (or 0: each problem takes 0.9 of its own limit)", l, (long long)worst,
+                     (long long)coop_batch_side(sp, worst), coop_batch_shift(sp, worst), l);
+  }
+  for (int64_t i = 0; i < sp->count; i++) {
+    double dt;
+    int64_t steps;
+    coop_batch_heat_step(sp, i, &dt, &steps);
+    if (steps < 0)
+      return key_error(cfg, "solver.t_end", "problem %lld (side %lld, shift %g) would take more than "
+                       "%lld steps of dt = %g", (long long)i, (long long)coop_batch_side(sp, i),
+                       coop_batch_shift(sp, i), COOP_BATCH_MAX_STEPS, dt);
+    if (!(dt > 0.0))
+      return key_error(cfg, "solver.t_end", "problem %lld: %lld steps of t_end / %lld = %g: the time step "
+                       "must be positive", (long long)i, (long long)steps, (long long)steps, dt);
+    if (__builtin_add_overflow(total, steps, &total))
+      return key_error(cfg, sp->t_end > 0.0 ? "solver.t_end" : "solver.max_iter",
+                       "the batch's %lld problems take more than 2^63 steps in all", (long long)sp->count);
+  }
   return 0;
 }
 
@@ -269,12 +348,18 @@ static int spec_read(coop_batch_spec *sp, const coop_config *cfg, const coop_com
   sp->seed = (uint64_t)coop_config_int(cfg, "batch.seed");
   if (strcmp(coop_config_str(cfg, "batch.matrices"), "none") != 0) {
     COOP_CHECK(matrices_only(cfg));
+    if (sp->method == COOP_BATCH_HEAT) /* no grid: no spacing to bound dt, no sine mode to start from */
+      return coop_error_input("solver.name = heat (from %s) steps generated problems only: batch.matrices "
+                              "(from %s) has no grid spacing to bound the time step; use batch.count, "
+                              "batch.sizes and batch.shift", coop_config_origin(cfg, "solver.name"),
+                              coop_config_origin(cfg, "batch.matrices"));
     COOP_CHECK(set_where(sp, cfg));
     COOP_CHECK(parse_matrices(sp, cfg));
   } else {
     sp->count = coop_config_int(cfg, "batch.count");
     sp->dim = (int)coop_config_int(cfg, "batch.dim");
-    sp->rhs_random = strcmp(coop_config_str(cfg, "batch.rhs"), "random") == 0;
+    const char *rhs = coop_config_str(cfg, "batch.rhs");
+    sp->rhs_kind = !strcmp(rhs, "random") ? COOP_RHS_RANDOM : !strcmp(rhs, "zero") ? COOP_RHS_ZERO : COOP_RHS_ONES;
     COOP_CHECK(parse_sizes(sp, cfg));
     COOP_CHECK(parse_shift(sp, cfg));
   }
@@ -284,7 +369,8 @@ static int spec_read(coop_batch_spec *sp, const coop_config *cfg, const coop_com
   if (sp->list) COOP_CHECK(matrix_sizes(sp, c, mem));
   else if (mem) return mem;
   else generated_sizes(sp);
-  return totals(sp, cfg);
+  COOP_CHECK(totals(sp, cfg));
+  return sp->method == COOP_BATCH_HEAT ? check_heat(sp, cfg) : 0;
 }
 
 int coop_batch_spec_create(coop_batch_spec *sp, const coop_config *cfg, const coop_comm *c) {
@@ -314,6 +400,12 @@ double coop_batch_cost(const coop_batch_spec *sp, int64_t i) {
     kappa = (4.0 * sp->dim * n1 * n1 + s) / (sp->dim * M_PI * M_PI + s);
   } else {
     kappa = (double)sp->rows[i]; /* a 2D-like matrix: kappa ~ 1/h^2 ~ rows */
+  }
+  if (sp->method == COOP_BATCH_HEAT) { /* no stop test: exactly its steps */
+    double dt;
+    int64_t steps;
+    coop_batch_heat_step(sp, i, &dt, &steps);
+    return (double)sp->nnz[i] * (double)(steps > 1 ? steps : 1);
   }
   return (double)sp->nnz[i] * (sp->method == COOP_BATCH_JACOBI ? kappa : sqrt(kappa));
 }
@@ -391,6 +483,11 @@ static void fill_generated(const coop_batch_spec *sp, int64_t i, int64_t row0, i
     for (int a = 0; a < sp->dim; a++)
       if (at[a] < n - 1) bt->colind[q] = (int32_t)(r + stride[a]), bt->val[q++] = -w;
     bt->b[row0 + r] = coop_batch_rhs(sp, i, r);
+    if (sp->method == COOP_BATCH_HEAT) { /* the lowest sine mode at the interior points */
+      double u = 1.0;
+      for (int a = 0; a < sp->dim; a++) u *= sin(M_PI * (double)(at[a] + 1) / (double)(n + 1));
+      bt->x0[row0 + r] = u;
+    }
   }
 }
 
@@ -470,6 +567,12 @@ static int build_generated(const coop_batch_spec *sp, coop_batch *bt) {
   int64_t nnz = 0;
   for (int64_t k = 0; k < bt->count; k++) nnz += sp->nnz[bt->id[k]];
   COOP_CHECK(alloc_arrays(bt, nnz));
+  if (sp->method == COOP_BATCH_HEAT) {
+    bt->dt = malloc((size_t)bt->count * sizeof *bt->dt + 1);
+    bt->steps = malloc((size_t)bt->count * sizeof *bt->steps + 1);
+    if (!bt->dt || !bt->steps) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+    for (int64_t k = 0; k < bt->count; k++) coop_batch_heat_step(sp, bt->id[k], &bt->dt[k], &bt->steps[k]);
+  }
   nnz = 0;
   for (int64_t k = 0; k < bt->count; k++) {
     fill_generated(sp, bt->id[k], bt->row_off[k], nnz, bt);
@@ -516,6 +619,8 @@ void coop_batch_free(coop_batch *bt) {
   free(bt->val);
   free(bt->b);
   free(bt->x0);
+  free(bt->dt);
+  free(bt->steps);
   memset(bt, 0, sizeof *bt);
 }
 
@@ -529,14 +634,15 @@ void coop_batch_memory(const coop_batch_spec *sp, const int32_t *owner, int rank
     }
   /* CSR (rowptr, colind, val), b, x0, x; ids, offsets, results; the host
    * solver's five work vectors; the dealing of the whole batch */
-  const double csr = 8 * rows + 12 * nnz, own = csr + 24 * rows + 64 * count;
+  const double csr = 8 * rows + 12 * nnz, own = csr + 24 * rows + 80 * count; /* heat: dt, steps */
   double h = own + 40 * most + (double)COOP_BATCH_DEAL_BYTES * (double)sp->count;
   if (rank == 0) /* the gathered results and solutions */
     h += 8 * (double)sp->total_rows + 64 * (double)sp->count;
   /* the GPU, the most any mode takes: CSR, b, x and CG's six work vectors
    * with the Jacobi preconditioner (r, q, two directions, z, the diagonal),
-   * results, and launch mode's state (per problem, and per 256-row chunk) */
-  const double d = csr + 64 * rows + rows / 8 + 136 * count;
+   * results, heat's step factors and counts, and launch mode's state (per
+   * problem, and per 256-row chunk) */
+  const double d = csr + 64 * rows + rows / 8 + 152 * count;
   *host = h < 1.8e19 ? (uint64_t)h : UINT64_MAX;
   *device = d < 1.8e19 ? (uint64_t)d : UINT64_MAX;
 }
