@@ -33,4 +33,10 @@ int coop_cuda_device_name(int dev, char *name, size_t len) {
 int coop_cuda_device_busid(int dev, char *id, size_t len) {
   return coop_cuda_device_name(dev, id, len);
 }
+int coop_cuda_peer_access(int dev, const char *peer, int *ok) {
+  (void)dev;
+  (void)peer;
+  *ok = 0;
+  return COOP_ERROR(COOP_ERR_RUNTIME, "this build has no CUDA");
+}
 #endif

@@ -239,6 +239,26 @@ extern "C" int coop_cuda_device_busid(int dev, char *id, size_t len) {
   return 0;
 }
 
+extern "C" int coop_cuda_peer_access(int dev, const char *peer, int *ok) {
+  int pd = -1;
+  *ok = -1;
+  /* a GPU hidden by CUDA_VISIBLE_DEVICES has no ordinal here: unknown, and
+   * the mapping itself (agreed by every rank) decides */
+  const cudaError_t e = cudaDeviceGetByPCIBusId(&pd, peer);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  if (pd == dev) { /* the same GPU: nothing to map across */
+    *ok = 1;
+    return 0;
+  }
+  int can = 0;
+  COOP_CUDA(cudaDeviceCanAccessPeer(&can, dev, pd));
+  *ok = can != 0;
+  return 0;
+}
+
 extern "C" int coop_cuda_device_name(int dev, char *name, size_t len) {
   cudaDeviceProp p;
   COOP_CUDA(cudaGetDeviceProperties(&p, dev));

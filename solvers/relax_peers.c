@@ -53,6 +53,25 @@ int coop_relax_peers_eligible(const coop_solve *sv, int *ok, const char **why) {
         mine = 0;
         if (!*why) *why = "ranks share a GPU";
       }
+    /* each neighbour's GPU must be mappable from this one (a PCIe node
+     * without all-pairs P2P); one this process cannot see stays to the
+     * agreed mapping */
+    for (int a = 0; a < 3 && rc == MPI_SUCCESS && mine && !*why; a++)
+      for (int side = 0; side < 2; side++) {
+        const int nb = h->nbr[a][side];
+        if (nb == MPI_PROC_NULL || nb == c->rank || nb < 0 || nb >= c->size) continue;
+        int can = -1;
+        all[nb][BUSID_LEN - 1] = '\0';
+        if (coop_cuda_peer_access(sv->be->device, all[nb], &can)) {
+          coop_error_clear();
+          can = -1;
+        }
+        if (can == 0) {
+          mine = 0;
+          *why = "no peer access between the GPUs of neighbouring ranks";
+          break;
+        }
+      }
   }
   if (*why || rc != MPI_SUCCESS) mine = 0;
   COOP_MPI(MPI_Allreduce(&mine, ok, 1, MPI_INT, MPI_MIN, c->world));

@@ -85,6 +85,9 @@ int coop_cuda_device_count(void);
 int coop_cuda_device_name(int dev, char *name, size_t len);
 /* PCI bus id of GPU dev into id[len] (tells GPUs apart across CUDA_VISIBLE_DEVICES). */
 int coop_cuda_device_busid(int dev, char *id, size_t len);
+/* Whether GPU dev can map the memory of the GPU at PCI bus id peer: *ok 1
+ * (yes), 0 (no), -1 (that GPU is not visible to this process: unknown). */
+int coop_cuda_peer_access(int dev, const char *peer, int *ok);
 
 #ifdef __cplusplus
 }
