@@ -508,17 +508,18 @@ __device__ bool cg_solve(G &g, const Batch &B, long long p, unsigned long long t
 
 /* ---------------- the persistent kernels ---------------- */
 
-/* Every problem the scheduler hands this group. */
-template <class G, class S>
+/* Every problem the scheduler hands this group. HEAT: heat batches get their
+ * own kernels, so that the Jacobi and CG kernels keep their registers and
+ * occupancy (which size the row groups, and so the order of their sums). */
+template <bool HEAT, class G, class S>
 __device__ void solve_all(G &g, S &s, const Batch &B, const Common &C) {
   double busy = 0.0;
   g.start();
   long long p = s.first(g);
   while (p >= 0 && p < B.count) {
     const unsigned long long t0 = coop_bar::globaltimer();
-    const bool ok = B.method == COOP_BATCH_JACOBI ? relax<false>(g, B, p, t0)
-                    : B.method == COOP_BATCH_HEAT ? relax<true>(g, B, p, t0)
-                                                  : cg_solve(g, B, p, t0);
+    const bool ok = HEAT ? relax<true>(g, B, p, t0)
+                    : B.method == COOP_BATCH_JACOBI ? relax<false>(g, B, p, t0) : cg_solve(g, B, p, t0);
     if (!ok) return; /* a barrier gave up: leave now */
     busy += 1e-9 * (double)(coop_bar::globaltimer() - t0);
     p = s.next(g);
@@ -550,33 +551,33 @@ template <> __device__ coop_sched::Clc<true> make_sched(const Common &, Shared &
 }
 
 /* Block groups. No barrier spans blocks, so any grid size is safe. */
-template <class S>
+template <bool HEAT, class S>
 __global__ void __launch_bounds__(kThreads) block_kernel(Batch B, Common C) {
   __shared__ Shared sh;
   BlockG g(sh);
   S s = make_sched<S>(C, sh);
-  solve_all(g, s, B, C);
+  solve_all<HEAT>(g, s, B, C);
 }
 
 /* Cluster groups (launched with a cluster dimension along x): cluster.sync();
  * the hardware co-schedules a cluster's blocks. */
-template <class S>
+template <bool HEAT, class S>
 __global__ void __launch_bounds__(kThreads) cluster_kernel(Batch B, Common C) {
   __shared__ Shared sh;
   ClusterG g(sh);
   S s = make_sched<S>(C, sh);
-  solve_all(g, s, B, C);
+  solve_all<HEAT>(g, s, B, C);
 }
 
 /* Row groups: the software barrier; all blocks resident (groups x blocks <=
  * occupancy x SMs, checked by the launcher). GRID: grid.sync() in a
  * cooperative launch, which guarantees residency itself. */
-template <bool GRID, class S>
+template <bool HEAT, bool GRID, class S>
 __global__ void __launch_bounds__(kThreads) row_kernel(Batch B, Common C) {
   __shared__ Shared sh;
   RowG<GRID> g(sh, C);
   S s = make_sched<S>(C, sh);
-  solve_all(g, s, B, C);
+  solve_all<HEAT>(g, s, B, C);
 }
 
 /* ---------------- launch mode ---------------- */
@@ -820,10 +821,11 @@ void mem_free(Mem *m) {
 
 struct Shape {
   long long count, rows, nnz, n_max;
+  bool heat; /* heat batches run their own kernels */
 };
 
 Shape shape_of(const coop_batch *bt) {
-  Shape s = {bt->count, 0, 0, 0};
+  Shape s = {bt->count, 0, 0, 0, false};
   if (s.count <= 0) return s;
   s.rows = bt->row_off[s.count];
   s.nnz = bt->rowptr[s.rows];
@@ -869,22 +871,26 @@ using coop_sched::Clc;
 using coop_sched::Static;
 
 /* The kernel of a (sync, schedule) pair; NULL for launch mode. */
-const void *kernel_for(int sync, int sched) {
+template <bool HEAT>
+const void *kernel_of(int sync, int sched) {
   const bool st = sched == COOP_SCHED_STATIC, clc = sched == COOP_SCHED_CLC;
   switch (sync) {
   case COOP_BSYNC_BLOCK:
-    return clc ? (const void *)block_kernel<Clc<false>>
-               : st ? (const void *)block_kernel<Static> : (const void *)block_kernel<Atomic>;
+    return clc ? (const void *)block_kernel<HEAT, Clc<false>>
+               : st ? (const void *)block_kernel<HEAT, Static> : (const void *)block_kernel<HEAT, Atomic>;
   case COOP_BSYNC_CLUSTER:
-    return clc ? (const void *)cluster_kernel<Clc<true>>
-               : st ? (const void *)cluster_kernel<Static> : (const void *)cluster_kernel<Atomic>;
+    return clc ? (const void *)cluster_kernel<HEAT, Clc<true>>
+               : st ? (const void *)cluster_kernel<HEAT, Static> : (const void *)cluster_kernel<HEAT, Atomic>;
   case COOP_BSYNC_ROW:
-    return st ? (const void *)row_kernel<false, Static> : (const void *)row_kernel<false, Atomic>;
+    return st ? (const void *)row_kernel<HEAT, false, Static> : (const void *)row_kernel<HEAT, false, Atomic>;
   case COOP_BSYNC_GRID:
-    return st ? (const void *)row_kernel<true, Static> : (const void *)row_kernel<true, Atomic>;
+    return st ? (const void *)row_kernel<HEAT, true, Static> : (const void *)row_kernel<HEAT, true, Atomic>;
   default:
     return NULL;
   }
+}
+const void *kernel_for(int sync, int sched, bool heat) {
+  return heat ? kernel_of<true>(sync, sched) : kernel_of<false>(sync, sched);
 }
 
 /* Blocks of fn resident at once on the GPU (occupancy x SMs). */
@@ -928,7 +934,7 @@ struct Plan {
 };
 
 /* The schedule, and whether this GPU and build can run it. */
-int plan_schedule(const Gpu &g, const coop_batch_run *opt, Plan *pl) {
+int plan_schedule(const Gpu &g, const coop_batch_run *opt, bool heat, Plan *pl) {
   const bool cc10 = g.major >= 10;
   if (opt->schedule == COOP_SCHED_CLC && !cc10)
     return coop_error_input("run.schedule = clc needs compute capability 10.0; GPU %d has %d.%d", g.id,
@@ -946,7 +952,7 @@ int plan_schedule(const Gpu &g, const coop_batch_run *opt, Plan *pl) {
                             coop_batch_sync_name(pl->sync));
   pl->sched = opt->schedule;
   if (pl->sched == COOP_SCHED_AUTO) pl->sched = cc10 && groups_ok ? COOP_SCHED_CLC : COOP_SCHED_ATOMIC;
-  pl->fn = kernel_for(pl->sync, pl->sched);
+  pl->fn = kernel_for(pl->sync, pl->sched, heat);
   if (pl->sched != COOP_SCHED_CLC) return 0;
   /* the code that runs must come from compute_100 or later: code JIT-compiled
    * from older PTX has the clc path compiled out */
@@ -1012,7 +1018,7 @@ int plan_rows(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl)
 int make_plan(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl) {
   memset(pl, 0, sizeof *pl);
   long long resident;
-  COOP_CHECK(resident_blocks((const void *)block_kernel<Static>, g, &resident));
+  COOP_CHECK(resident_blocks(kernel_for(COOP_BSYNC_BLOCK, COOP_SCHED_STATIC, s.heat), g, &resident));
   pl->sync = opt->sync;
   if (pl->sync == COOP_BSYNC_AUTO)
     pl->sync = auto_sync(s, resident,
@@ -1023,7 +1029,7 @@ int make_plan(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl)
   if (pl->sync == COOP_BSYNC_CLUSTER && g.major < 9)
     return coop_error_input("run.sync = cluster needs compute capability 9.0; GPU %d has %d.%d", g.id,
                             g.major, g.minor);
-  COOP_CHECK(plan_schedule(g, opt, pl));
+  COOP_CHECK(plan_schedule(g, opt, s.heat, pl));
   switch (pl->sync) {
   case COOP_BSYNC_LAUNCH:
     return 0;
@@ -1082,8 +1088,8 @@ int upload(Mem *m, const coop_batch *bt, const coop_batch_ctl *ctl, const Shape 
   B->max_iter = ctl->max_iter;
   if (ctl->method != COOP_BATCH_HEAT) return 0;
   /* c = dt alpha rounded here once, as the host reference rounds it */
-  double *c = (double *)malloc((size_t)s.count * sizeof *c), *dc;
-  int64_t *ds;
+  double *c = (double *)malloc((size_t)s.count * sizeof *c), *dc = NULL;
+  int64_t *ds = NULL;
   if (!c) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   for (long long i = 0; i < s.count; i++) c[i] = bt->dt[i] * ctl->alpha;
   int rc = dalloc(m, &dc, s.count);
@@ -1346,7 +1352,8 @@ extern "C" int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, con
                                      coop_batch_run *opt, double *x, coop_batch_result *res) {
   coop_batch_run dflt = {};
   if (!opt) opt = &dflt;
-  const Shape s = shape_of(bt);
+  Shape s = shape_of(bt);
+  s.heat = ctl->method == COOP_BATCH_HEAT;
   COOP_CHECK(check_diagonal(bt, ctl));
   Gpu g;
   COOP_CHECK(gpu_of(be, &g));

@@ -182,6 +182,12 @@ bad 2 "solver.name = pipecg (from --set): a [batch] input runs jacobi, cg or hea
 bad 2 "solver.name = heat (from --set) steps generated problems only: batch.matrices (from in.ini:6) has no grid spacing" \
   "$BM|matrices = $DATA/nos6.mtx" in.ini --set solver.name=heat
 bad 2 "solver.alpha = 2 (from --set) applies to solver.name = heat" "$B" in.ini --set solver.alpha=2
+bad 2 "solver.rtol = 0.5 (from --set) does not apply to solver.name = heat" "$B" in.ini --set solver.name=heat \
+  --set solver.rtol=0.5
+bad 2 "solver.max_iter = 5 (from --set) does not apply with solver.t_end" "$B" in.ini --set solver.name=heat \
+  --set solver.t_end=0.001 --set solver.max_iter=5
+bad 2 "solver.pc = jacobi (from --set) applies to solver.name = cg, not heat" "$B" in.ini --set solver.name=heat \
+  --set solver.pc=jacobi
 bad 2 "solver.t_end = 0.5 (from --set) applies to solver.name = heat" "$B" in.ini --set solver.t_end=0.5
 bad 2 "--set solver.t_end=1e300: problem 0 (side 32, shift 0) would take more than 1000000000000 steps" \
   "$B" in.ini --set solver.name=heat --set solver.t_end=1e300

@@ -86,6 +86,15 @@ int coop_batch_check_keys(const coop_config *cfg) {
   for (size_t k = 0; strcmp(name, "heat") && k < sizeof heat_keys / sizeof *heat_keys; k++)
     if (!coop_config_is_default(cfg, heat_keys[k]))
       return other_kind(cfg, heat_keys[k], "applies to solver.name = heat");
+  /* and heat takes its steps: the stop tests' keys, and max_iter under t_end,
+   * would be ignored */
+  static const char *const stop_keys[] = {"solver.rtol", "solver.atol", "solver.dtol"};
+  for (size_t k = 0; !strcmp(name, "heat") && k < sizeof stop_keys / sizeof *stop_keys; k++)
+    if (!coop_config_is_default(cfg, stop_keys[k]))
+      return other_kind(cfg, stop_keys[k], "does not apply to solver.name = heat (each problem takes its steps)");
+  if (!strcmp(name, "heat") && !coop_config_is_default(cfg, "solver.t_end") &&
+      !coop_config_is_default(cfg, "solver.max_iter"))
+    return other_kind(cfg, "solver.max_iter", "does not apply with solver.t_end (the steps come from t_end)");
   /* the size of a row or cluster group (grid mode lays its groups out as rows):
    * with auto, block or launch it would be ignored or refused for a mode not asked for */
   if (!coop_config_is_default(cfg, "run.group_blocks") && strcmp(sync, "row") && strcmp(sync, "cluster") &&

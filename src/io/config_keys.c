@@ -56,13 +56,14 @@ static const coop_key_info keys[] = {
     KEY_INT("solver", "max_iter", "10000", 0, 1e12, "stop after this many iterations (sweeps)"),
     KEY_INT("solver", "check_every", "100", 1, 1e9,
             "jacobi, heat: steps between residual checks (Krylov methods check every iteration)"),
-    KEY_REAL("solver", "alpha", "1", 0, INFINITY, 1, 1, "heat: diffusivity in u_t = alpha lap(u) + f"),
+    KEY_REAL("solver", "alpha", "1", 0, INFINITY, 1, 1, "heat: diffusivity in u_t = alpha (lap(u) + f); batches: u_t = alpha (f - A u)"),
     KEY_REAL("solver", "dt", "0", 0, INFINITY, 0, 1,
              "heat: time step; 0: 0.9 of the explicit stability limit h^2/(2 alpha dim) (batches: of "
              "each problem's own limit 2/(alpha (4 dim/h^2 + s)))"),
     KEY_REAL("solver", "t_end", "0", 0, INFINITY, 0, 1,
-             "heat in [batch] inputs: final time; each problem takes ceil(t_end/dt) steps, its dt "
-             "shrunk to end exactly there; 0: solver.max_iter steps each"),
+             "heat in [batch] inputs: final time; each problem takes ceil(t_end/dt) steps (one more "
+             "where t_end over that would round above dt), its dt shrunk to end there; 0: "
+             "solver.max_iter steps each"),
     KEY_CHOICE("solver", "precision", "fp64", "fp64|fp32", "floating-point type of the fields"),
 
     KEY_CHOICE("run", "backend", "auto", "auto|host|cuda",

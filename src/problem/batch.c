@@ -141,8 +141,8 @@ static int parse_solver(coop_batch_spec *sp, const coop_config *cfg) {
   sp->max_iter = coop_config_int(cfg, "solver.max_iter");
   sp->pc = strcmp(pc, "jacobi") == 0;
   if (sp->pc && sp->method != COOP_BATCH_CG)
-    return coop_error_input("solver.pc = jacobi (from %s) applies to solver.name = cg, not jacobi",
-                            coop_config_origin(cfg, "solver.pc"));
+    return coop_error_input("solver.pc = jacobi (from %s) applies to solver.name = cg, not %s",
+                            coop_config_origin(cfg, "solver.pc"), name);
   return 0;
 }
 
