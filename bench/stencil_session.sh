@@ -30,7 +30,9 @@ if [ ! -x "$b/coopsolve" ] || [ "$devkit/coopsolve.tar.gz" -nt "$b/coopsolve" ];
   for f in "$devkit"/*.deb; do dpkg -x "$f" "$dep"; done
   rm -rf "$src" "$b" && mkdir -p "$src" "$b"
   tar xzf "$devkit"/coopsolve.tar.gz -C "$src" --strip-components=1
-  cd "$b" && "$src/configure" CC=mpicc --with-cuda-arch=sm_90 CUNIT_CFLAGS="-I$dep/usr/include" \
+  nccl= # the NCCL halo path where the machine has NCCL (gpu-machine/README.md: /usr/include/nccl.h)
+  [ -f /usr/include/nccl.h ] && nccl=--with-nccl
+  cd "$b" && "$src/configure" CC=mpicc --with-cuda-arch=sm_90 $nccl CUNIT_CFLAGS="-I$dep/usr/include" \
     CUNIT_LIBS="-L$lib -lcunit" HDF5_CFLAGS="-I$dep/usr/include/hdf5/openmpi" \
     HDF5_LIBS="-L$lib/hdf5/openmpi -lhdf5" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
   make -j"$(nproc)" >"$out/make.log" 2>&1 || { tail -40 "$out/make.log"; exit 1; }

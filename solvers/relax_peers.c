@@ -36,7 +36,7 @@ int coop_relax_peers_eligible(const coop_solve *sv, int *ok, const char **why) {
   else if (c->size > COOP_RELAX_MAX_RANKS) *why = "more ranks than the kernel's mailboxes";
   for (int a = 0; a < 3 && !*why; a++)
     for (int side = 0; side < 2; side++)
-      if (h->nbr[a][side] != MPI_PROC_NULL && !h->ipc[a][side]) *why = "a face goes through MPI (run.halo)";
+      if (h->nbr[a][side] != MPI_PROC_NULL && !h->ipc[a][side]) *why = "a face goes through MPI or NCCL (run.halo)";
   /* every rank on its own GPU: compare the PCI bus ids of the node (more
    * ranks than mailboxes is refused on every rank alike: no gather then) */
   char bus[BUSID_LEN] = {0};

@@ -63,6 +63,7 @@ typedef struct {
   int64_t steps;         /* grid-form steps executed (norm steps whose output was dropped too) */
   int grid_blocks;       /* blocks of the persistent kernel that ran (0: none) */
   int halo_ipc_faces;    /* halo faces copied GPU to GPU (set by the driver) */
+  int halo_nccl;         /* 1: the halo faces went through NCCL (set by the driver) */
   int halo_fused;        /* 1: the halos went by stores inside the persistent kernel */
   int field_resident;    /* 1: the field stayed in registers across sweeps (run.resident) */
   int resident_rows, resident_groups; /* its most rows a thread, thread groups per block */

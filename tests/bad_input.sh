@@ -144,7 +144,13 @@ bad 2 "output.file = . (from --set): names a directory, not a file" "$GOOD" in.i
 
 # -- GPU-to-GPU halos asked for where they cannot be
 bad 2 "run.halo = ipc needs GPU memory (run.backend = cuda)" "$GOOD" in.ini --set run.halo=ipc
-bad 2 "--set run.halo=nccl: expected one of: auto, mpi, ipc" "$GOOD" in.ini --set run.halo=nccl
+bad 2 "--set run.halo=ucx: expected one of: auto, mpi, ipc, nccl" "$GOOD" in.ini --set run.halo=ucx
+# NCCL halos: refused on a build without NCCL, and on the host backend
+if "$COOPSOLVE" --version | grep -q '^NCCL: yes'; then
+  bad 2 "run.halo = nccl needs GPU memory (run.backend = cuda)" "$GOOD" in.ini --set run.halo=nccl
+else
+  bad 2 "run.halo = nccl: this build has no NCCL (configure --with-nccl)" "$GOOD" in.ini --set run.halo=nccl
+fi
 
 # -- [batch] inputs: generators, files, keys of the other kind of input, size
 DATA=$COOP_SRCDIR/tests/data

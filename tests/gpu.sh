@@ -21,6 +21,9 @@ mode_of() { $PY -c 'import h5py,sys; m=h5py.File(sys.argv[1])["solver"].attrs["m
 # GPUs of this machine: with two, 2 ranks in grid mode with IPC halos run the
 # whole solve in one kernel each (run.fused_halo); sharing one GPU, they cannot
 GPUS=$("$COOPSOLVE" --version | sed -n 's/^GPUs visible: //p')
+# builds configured --with-nccl: every 2-rank case with its faces through NCCL too
+NCCL=
+! "$COOPSOLVE" --version | grep -q '^NCCL: yes' || NCCL=nccl
 fused_check() { # log: the fused multi-rank kernel ran (2 GPUs) or was declined (1)
   if [ "${GPUS:-0}" -ge 2 ]; then
     grep -q "inside the persistent kernel" "$1" || { cat "$1"; fail "$1: the fused multi-rank kernel did not run"; }
@@ -45,7 +48,7 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
   solve "$name-host" 1 host auto "$@"
   for n in 1 2; do
     for sync in launch graph grid; do
-      for halo in mpi ipc ipc-host; do
+      for halo in mpi ipc ipc-host $NCCL; do
         [ $n = 2 ] || [ $halo = mpi ] || continue
         [ $halo != ipc-host ] || [ $sync = grid ] || continue
         r="$name-$sync-$n-$halo"
@@ -55,6 +58,7 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
           solve "$r" $n cuda $sync --set run.halo=$halo "$@"
         fi
         [ "$n-$sync-$halo" != 2-grid-ipc ] || fused_check "$TMP/$r.log"
+        [ $halo != nccl ] || grep -q "through NCCL" "$TMP/$r.log" || { cat "$TMP/$r.log"; fail "$r: faces not through NCCL"; }
         [ "$n-$sync" != 1-grid ] || resident_check "$TMP/$r.log"
         [ "$(mode_of "$TMP/$r.h5")" = $sync ] || fail "$name: mode is not $sync"
         $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$r.h5" --rtol "${TOL:-1e-12}" ||

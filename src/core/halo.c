@@ -5,6 +5,7 @@
 
 #include "core/comm.h"
 #include "core/error.h"
+#include "kernels/halo_nccl.h"
 
 void coop_halo_regions(const coop_grid *s, int axis, coop_region send[2], coop_region recv[2]) {
   for (int side = 0; side < 2; side++) {
@@ -71,6 +72,13 @@ static int face_tag(int a, int towards_hi) { return 2 * a + (towards_hi ? 1 : 0)
 int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
   coop_backend *be = h->be;
   *faces = 0;
+  if (strcmp(which, "nccl") == 0) { /* refused alike on every rank, then collective */
+    if (!coop_nccl_built()) return coop_nccl_open(h->comm, &h->nccl); /* the input error */
+    if (!be->device_memory) return coop_error_input("run.halo = nccl needs GPU memory (run.backend = cuda)");
+    int size = 1;
+    COOP_MPI(MPI_Comm_size(h->comm, &size));
+    return size > 1 ? coop_nccl_open(h->comm, &h->nccl) : 0;
+  }
   if (strcmp(which, "mpi") == 0 || !coop_halo_active(h)) return 0;
   const int want = strcmp(which, "ipc") == 0;
   if (!be->device_memory || !be->ipc_export) {
@@ -125,6 +133,11 @@ int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
 
 void coop_halo_destroy(coop_halo *h) {
   if (!h || !h->be) return;
+  if (h->nccl) { /* its queued work first */
+    (void)h->be->sync(h->be);
+    coop_nccl_close(h->nccl);
+    h->nccl = NULL;
+  }
   int mapped = 0;
   for (int a = 0; a < 3; a++)
     for (int side = 0; side < 2; side++)
@@ -154,11 +167,32 @@ void coop_halo_destroy(coop_halo *h) {
   memset(h, 0, sizeof *h);
 }
 
+/* One axis through NCCL: pack, exchange, unpack, all queued on the stream
+ * in that order (each face's peer sends the matching face: same bytes). */
+static int exchange_axis_nccl(coop_halo *h, int a, void *u) {
+  coop_backend *be = h->be;
+  int peer[2], n = 0;
+  void *send[2], *recv[2];
+  for (int side = 0; side < 2; side++) {
+    if (h->nbr[a][side] == MPI_PROC_NULL) continue;
+    COOP_CHECK(be->pack(be, h->s, &h->send[a][side], u, h->dsend[a][side]));
+    peer[n] = h->nbr[a][side];
+    send[n] = h->dsend[a][side];
+    recv[n++] = h->drecv[a][side];
+  }
+  COOP_CHECK(coop_nccl_exchange(be, h->nccl, n, peer, send, recv, h->bytes[a]));
+  for (int side = 0; side < 2; side++)
+    if (h->nbr[a][side] != MPI_PROC_NULL)
+      COOP_CHECK(be->unpack(be, h->s, &h->recv[a][side], u, h->drecv[a][side]));
+  return 0;
+}
+
 /* One axis: pack both faces, exchange with both neighbours, unpack. An IPC
  * face is copied into the neighbour's receive buffer, then a zero-byte note
  * says it is there. */
 static int exchange_axis(coop_halo *h, int a, void *u) {
   coop_backend *be = h->be;
+  if (h->nccl) return exchange_axis_nccl(h, a, u);
   MPI_Request req[8];
   int nreq = 0, nipc = 0;
   const int count = (int)h->bytes[a]; /* checked against INT_MAX at create */
@@ -213,8 +247,9 @@ static int exchange_axis(coop_halo *h, int a, void *u) {
 }
 
 int coop_halo_exchange(coop_halo *h, void *u) {
-  /* MPI is about to write receive buffers that queued unpacks may still read */
-  if (h->be->device_memory && !h->staged) COOP_CHECK(h->be->sync(h->be));
+  /* MPI is about to write receive buffers that queued unpacks may still read
+   * (NCCL's writes are queued behind them) */
+  if (h->be->device_memory && !h->staged && !h->nccl) COOP_CHECK(h->be->sync(h->be));
   for (int a = 0; a < h->s->ndim; a++)
     if (h->nbr[a][0] != MPI_PROC_NULL || h->nbr[a][1] != MPI_PROC_NULL) COOP_CHECK(exchange_axis(h, a, u));
   h->parity ^= 1; /* IPC faces: the other receive buffers next time */

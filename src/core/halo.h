@@ -29,6 +29,8 @@ typedef struct {
   void *drecv2[3][2];     /* the second receive buffer of an IPC face */
   void *peer[3][2][2];    /* the neighbour's two receive buffers facing us, mapped here */
   int parity;             /* which of the two this exchange fills */
+  /* run.halo = nccl: every face through NCCL, queued on the stream */
+  void *nccl;             /* the communicator; NULL when not used */
 } coop_halo;
 
 /* The send and receive regions of one axis for ghost width s->g (pure; for tests). */
@@ -39,10 +41,12 @@ int coop_halo_create(coop_halo *h, coop_backend *be, const coop_grid *s, const c
 void coop_halo_destroy(coop_halo *h); /* accepts a half-built halo */
 /* The transport of the faces, run.halo: "mpi" (through MPI, staged through
  * host memory unless MPI is CUDA-aware), "ipc" (GPU to GPU through CUDA IPC:
- * every neighbour must share the node, else an input error), "auto" (ipc for
- * the faces whose neighbour shares the node, where the backend has device
- * memory). *faces: the faces that go through IPC. Collective over the
- * neighbours (handles are exchanged). */
+ * every neighbour must share the node, else an input error), "nccl" (every
+ * face through NCCL on the stream, no host round trip: builds with NCCL,
+ * device memory), "auto" (ipc for the faces whose neighbour shares the node,
+ * where the backend has device memory). *faces: the faces that go through IPC.
+ * Collective over h's communicator (handles are exchanged, a communicator
+ * made). */
 int coop_halo_set_transport(coop_halo *h, const char *which, int *faces);
 /* Fill the ghost layers of u (backend memory) from the neighbours. Collective
  * over the neighbours. */

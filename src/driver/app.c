@@ -415,6 +415,7 @@ static int setup_form(app_state *a, const coop_comm *c) {
     sv->unew = a->unew;
     sv->f = a->f;
     sv->halo_ipc_faces = a->ipc_faces;
+    sv->halo_nccl = a->halo.nccl != NULL;
   } else {
     COOP_CHECK(coop_linsys_krylov(&a->ls, c, a->cfg, a->be, coop_comm_cuda_aware()));
     if (a->ls.A->kind == COOP_OP_CSR) /* b = A 1 above took the default plan */

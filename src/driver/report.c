@@ -16,6 +16,7 @@ void coop_report_help(int help) {
   if (!help) {
     printf("coopsolve %s\n", PACKAGE_VERSION);
     printf("CUDA: %s\n", COOP_HAVE_CUDA ? "yes (" COOP_CUDA_ARCHS ")" : "no");
+    printf("NCCL: %s\n", COOP_HAVE_NCCL ? "yes" : "no");
     printf("GPUs visible: %d\n", coop_cuda_device_count());
     printf("HDF5: %s\n", coop_io_parallel() ? "parallel" : "serial");
     printf("MPI CUDA-aware: %s\n", coop_comm_cuda_aware() ? "yes" : "no");
@@ -302,6 +303,7 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
   printf("  barriers per iteration: %d\n", sv->barriers);
   if (sv->grid_blocks) printf("  persistent blocks: %d\n", sv->grid_blocks);
   if (sv->halo_ipc_faces) printf("  halo: %d faces GPU to GPU (CUDA IPC) on rank 0\n", sv->halo_ipc_faces);
+  if (sv->halo_nccl) printf("  halo: every face through NCCL, queued on the GPU's stream (run.halo = nccl)\n");
   if (sv->halo_fused) printf("  halo: stored into the neighbours' ghosts inside the persistent kernel (run.fused_halo)\n");
   if (sv->field_resident)
     printf("  field: held in registers across sweeps, band edges through L2 (run.resident: %d group(s) "

@@ -82,10 +82,11 @@ static const coop_key_info keys[] = {
     KEY_INT("run", "group_blocks", "0", 0, 1024,
             "[batch] inputs on cuda: blocks per group for run.sync = row or cluster; 0: chosen "
             "from the problem sizes"),
-    KEY_CHOICE("run", "halo", "auto", "auto|mpi|ipc",
+    KEY_CHOICE("run", "halo", "auto", "auto|mpi|ipc|nccl",
                "grid halos between GPUs: mpi (staged through host memory unless MPI is "
-               "CUDA-aware), ipc (GPU to GPU through CUDA IPC, ranks of one node); "
-               "auto: ipc for each neighbour on the same node, mpi for the others"),
+               "CUDA-aware), ipc (GPU to GPU through CUDA IPC, ranks of one node), nccl "
+               "(every face through NCCL on the GPU's stream, any nodes; builds configured "
+               "--with-nccl); auto: ipc for each neighbour on the same node, mpi for the others"),
     KEY_BOOL("run", "overlap", "true",
              "grid solvers on cuda with neighbours: the halo exchange runs on a second stream "
              "beside the interior of the step before it (false: after the whole step)"),
