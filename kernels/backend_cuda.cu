@@ -254,7 +254,10 @@ extern "C" int coop_cuda_peer_access(int dev, const char *peer, int *ok) {
     return 0;
   }
   int can = 0;
-  COOP_CUDA(cudaDeviceCanAccessPeer(&can, dev, pd));
+  if (cudaDeviceCanAccessPeer(&can, dev, pd) != cudaSuccess) {
+    (void)cudaGetLastError(); /* not left for a later launch check to find */
+    return 0;                 /* unknown: the mapping decides */
+  }
   *ok = can != 0;
   return 0;
 }

@@ -1,23 +1,35 @@
-/* NCCL for halo faces (kernels/halo_nccl.h). */
+/* NCCL for halo faces (core/backend.h, coop_nccl_*). The communicator is
+ * non-blocking, so that its setup can be bounded in time: NCCL's blocking
+ * setup waits for every rank without end, and one rank that fails there
+ * would leave the others inside it while it goes on to the next agreement.
+ * Every NCCL call on it may therefore answer "in progress"; settle() waits
+ * for the real answer. */
 #include "coop_build.h"
-
-#include "kernels/halo_nccl.h"
 
 #include <stdlib.h>
 
+#include "core/backend.h"
 #include "core/comm.h"
 #include "core/error.h"
 
 #if COOP_HAVE_NCCL
 #include <nccl.h>
 
-/* Every NCCL result checked the same way. */
-#define COOP_NCCL(call)                                                                               \
-  do {                                                                                                \
-    const ncclResult_t coop_r_ = (call);                                                              \
-    if (coop_r_ != ncclSuccess) return COOP_ERROR(COOP_ERR_RUNTIME, "NCCL: %s: %s", #call,           \
-                                                  ncclGetErrorString(coop_r_));                       \
-  } while (0)
+#define SETUP_LIMIT_S 120.0 /* bootstrap over the network of a large job */
+#define CALL_LIMIT_S 60.0   /* queuing a group or closing */
+
+/* The answer of a call that may still be in progress, waited for at most
+ * limit seconds (ncclInProgress when it has not come). */
+static ncclResult_t settle(ncclComm_t c, ncclResult_t r, double limit) {
+  const double t0 = MPI_Wtime();
+  while (r == ncclInProgress && MPI_Wtime() - t0 < limit)
+    if (ncclCommGetAsyncError(c, &r) != ncclSuccess) return ncclInternalError;
+  return r;
+}
+
+static const char *why(ncclResult_t r) {
+  return r == ncclInProgress ? "no answer within the time limit" : ncclGetErrorString(r);
+}
 
 int coop_nccl_built(void) { return 1; }
 
@@ -27,15 +39,27 @@ int coop_nccl_open(MPI_Comm comm, void **nc) {
   *nc = NULL;
   COOP_MPI(MPI_Comm_rank(comm, &rank));
   COOP_MPI(MPI_Comm_size(comm, &size));
-  /* rank 0 makes the id; a failure there must still release the others from
-   * the broadcast, so the result travels with it */
+  /* rank 0 makes the id; its failure travels with it, releasing the others */
   int ok = 1;
   if (rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) ok = 0;
   COOP_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
-  if (!ok) return COOP_ERROR(COOP_ERR_RUNTIME, "NCCL: rank 0 could not make a unique id");
+  if (!ok) return COOP_ERROR(COOP_ERR_RUNTIME, "NCCL: rank 0 could not make the communicator's id");
   COOP_MPI(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm));
-  ncclComm_t c;
-  COOP_NCCL(ncclCommInitRank(&c, size, id, rank));
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  ncclComm_t c = NULL;
+  ncclResult_t r = ncclCommInitRankConfig(&c, size, id, rank, &cfg);
+  if (c) r = settle(c, r, SETUP_LIMIT_S);
+  /* every rank ends its wait, then all learn whether all succeeded */
+  const int mine = r == ncclSuccess;
+  int all = 0;
+  const int mrc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (mrc != MPI_SUCCESS || !all) {
+    if (c) (void)ncclCommAbort(c);
+    COOP_MPI(mrc);
+    if (!mine) return COOP_ERROR(COOP_ERR_RUNTIME, "NCCL: setting up the halo communicator: %s", why(r));
+    return COOP_ERROR(COOP_ERR_RUNTIME, "NCCL: another rank could not set up the halo communicator");
+  }
   *nc = c;
   return 0;
 }
@@ -43,22 +67,30 @@ int coop_nccl_open(MPI_Comm comm, void **nc) {
 int coop_nccl_exchange(coop_backend *b, void *nc, int n, const int *peer, void *const *send,
                        void *const *recv, size_t bytes) {
   const cudaStream_t s = (cudaStream_t)b->stream;
-  COOP_NCCL(ncclGroupStart());
-  for (int i = 0; i < n; i++) {
-    /* a failed call inside the group still needs its end */
-    ncclResult_t r = ncclRecv(recv[i], bytes, ncclChar, peer[i], (ncclComm_t)nc, s);
-    if (r == ncclSuccess) r = ncclSend(send[i], bytes, ncclChar, peer[i], (ncclComm_t)nc, s);
-    if (r != ncclSuccess) {
-      (void)ncclGroupEnd();
-      return COOP_ERROR(COOP_ERR_RUNTIME, "NCCL: face with rank %d: %s", peer[i], ncclGetErrorString(r));
-    }
+  const ncclComm_t c = (ncclComm_t)nc;
+  ncclResult_t r = ncclGroupStart();
+  for (int i = 0; i < n && r == ncclSuccess; i++) {
+    r = ncclRecv(recv[i], bytes, ncclChar, peer[i], c, s);
+    if (r == ncclSuccess) r = ncclSend(send[i], bytes, ncclChar, peer[i], c, s);
   }
-  COOP_NCCL(ncclGroupEnd());
+  /* a group opened is closed, whatever failed inside it */
+  const ncclResult_t e = settle(c, ncclGroupEnd(), CALL_LIMIT_S);
+  if (r == ncclSuccess) r = e;
+  if (r != ncclSuccess)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "NCCL: halo faces with rank %d%s: %s", peer[0], n > 1 ? " and another" : "",
+                      why(r));
   return 0;
 }
 
 void coop_nccl_close(void *nc) {
-  if (nc) (void)ncclCommDestroy((ncclComm_t)nc);
+  if (!nc) return;
+  const ncclComm_t c = (ncclComm_t)nc;
+  /* once finalized (quiescent), destroy frees the rest without blocking and
+   * the handle is gone: nothing is asked of it after */
+  if (settle(c, ncclCommFinalize(c), CALL_LIMIT_S) == ncclSuccess)
+    (void)ncclCommDestroy(c);
+  else
+    (void)ncclCommAbort(c);
 }
 
 #else

@@ -18,11 +18,15 @@ AS_IF([test "x$with_nccl" != xno], [
   coop_save_CPPFLAGS=$CPPFLAGS
   for coop_r in $coop_roots; do
     for coop_l in "$coop_r/lib" "$coop_r/lib64" "$coop_r/lib/x86_64-linux-gnu" "$coop_r/targets/x86_64-linux/lib"; do
-      AS_IF([test "x$coop_nccl" = xyes || test ! -d "$coop_l"], [continue])
+      AS_IF([test "x$coop_nccl" = xyes || test ! -f "$coop_l/libnccl.so"], [continue])
       AC_MSG_CHECKING([for NCCL in $coop_r/include and $coop_l])
       CPPFLAGS="-I$coop_r/include -I$CUDA_HOME/include $coop_save_CPPFLAGS"
       LIBS="-L$coop_l -Wl,-rpath,$coop_l -lnccl $CUDA_LIBS $coop_save_LIBS"
-      AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <nccl.h>]], [[int v; return ncclGetVersion(&v);]])],
+      dnl 2.14: non-blocking setup (ncclCommInitRankConfig), so a rank's failure cannot hang the others
+      AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <nccl.h>
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
+#error NCCL 2.14 or later needed
+#endif]], [[ncclConfig_t c = NCCL_CONFIG_INITIALIZER; int v; (void)c; return ncclGetVersion(&v);]])],
         [coop_nccl=yes
          NCCL_CFLAGS="-I$coop_r/include -I$CUDA_HOME/include"
          NCCL_LIBS="-L$coop_l -Wl,-rpath,$coop_l -lnccl"])
@@ -31,7 +35,7 @@ AS_IF([test "x$with_nccl" != xno], [
   done
   LIBS=$coop_save_LIBS
   CPPFLAGS=$coop_save_CPPFLAGS
-  AS_IF([test "x$coop_nccl" = xno], [AC_MSG_ERROR([--with-nccl given but nccl.h and libnccl were not found or do not link])])
+  AS_IF([test "x$coop_nccl" = xno], [AC_MSG_ERROR([--with-nccl given but nccl.h and libnccl (2.14 or later) were not found or do not link])])
 ])
 AS_IF([test "x$coop_nccl" = xyes],
   [AC_DEFINE([COOP_HAVE_NCCL], [1], [Define to 1 when halos may go through NCCL])],

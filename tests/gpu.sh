@@ -23,7 +23,8 @@ mode_of() { $PY -c 'import h5py,sys; m=h5py.File(sys.argv[1])["solver"].attrs["m
 GPUS=$("$COOPSOLVE" --version | sed -n 's/^GPUs visible: //p')
 # builds configured --with-nccl: every 2-rank case with its faces through NCCL too
 NCCL=
-! "$COOPSOLVE" --version | grep -q '^NCCL: yes' || NCCL=nccl
+# (a GPU per rank: NCCL refuses two ranks on one)
+! "$COOPSOLVE" --version | grep -q '^NCCL: yes' || [ "$GPUS" -lt 2 ] || NCCL=nccl
 fused_check() { # log: the fused multi-rank kernel ran (2 GPUs) or was declined (1)
   if [ "${GPUS:-0}" -ge 2 ]; then
     grep -q "inside the persistent kernel" "$1" || { cat "$1"; fail "$1: the fused multi-rank kernel did not run"; }

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include <mpi.h>
+
 #include "core/grid.h"
 
 #ifdef __cplusplus
@@ -85,6 +87,22 @@ int coop_cuda_device_count(void);
 int coop_cuda_device_name(int dev, char *name, size_t len);
 /* PCI bus id of GPU dev into id[len] (tells GPUs apart across CUDA_VISIBLE_DEVICES). */
 int coop_cuda_device_busid(int dev, char *id, size_t len);
+/* Halo faces through NCCL (run.halo = nccl; kernels/halo_nccl.c, configure
+ * --with-nccl): point-to-point sends and receives queued on the backend's
+ * stream, so an exchange needs no host round trip and reaches other nodes.
+ * coop_nccl_built: 1 when this build has NCCL. coop_nccl_open: a communicator
+ * over comm's ranks, each on its current GPU, collective over comm; it ends
+ * within a bounded time on every rank, with the same outcome on all (a rank
+ * whose NCCL setup fails or stalls fails them all), and without NCCL it is an
+ * input error. coop_nccl_exchange: queue on b's stream, as one group, for i <
+ * n, send[i] (bytes) to rank peer[i] and the receive of recv[i] from it.
+ * coop_nccl_close accepts NULL; the caller has waited for its queued work. */
+int coop_nccl_built(void);
+int coop_nccl_open(MPI_Comm comm, void **nc);
+int coop_nccl_exchange(coop_backend *b, void *nc, int n, const int *peer, void *const *send,
+                       void *const *recv, size_t bytes);
+void coop_nccl_close(void *nc);
+
 /* Whether GPU dev can map the memory of the GPU at PCI bus id peer: *ok 1
  * (yes), 0 (no), -1 (that GPU is not visible to this process: unknown). */
 int coop_cuda_peer_access(int dev, const char *peer, int *ok);

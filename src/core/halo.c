@@ -1,11 +1,11 @@
 #include "core/halo.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/comm.h"
 #include "core/error.h"
-#include "kernels/halo_nccl.h"
 
 void coop_halo_regions(const coop_grid *s, int axis, coop_region send[2], coop_region recv[2]) {
   for (int side = 0; side < 2; side++) {
@@ -69,6 +69,44 @@ int coop_halo_create(coop_halo *h, coop_backend *be, const coop_grid *s, const c
 static int face_tag(int a, int towards_hi) { return 2 * a + (towards_hi ? 1 : 0); }
 #define IPC_TAG 8
 
+/* NCCL refuses two ranks of one communicator on one GPU: tell which ranks,
+ * the same answer on every rank (a GPU is its node and PCI bus id). */
+static int nccl_gpus_apart(const coop_halo *h) {
+  enum { LEN = MPI_MAX_PROCESSOR_NAME + 32 };
+  int rank = 0, size = 0, len = 0;
+  COOP_MPI(MPI_Comm_rank(h->comm, &rank));
+  COOP_MPI(MPI_Comm_size(h->comm, &size));
+  char mine[LEN] = {0};
+  COOP_MPI(MPI_Get_processor_name(mine, &len));
+  mine[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+  if (coop_cuda_device_busid(h->be->device, mine + MPI_MAX_PROCESSOR_NAME, 32)) coop_error_clear();
+  /* every rank joins the gather or none */
+  char *all = malloc((size_t)size * LEN);
+  int have = all != NULL, every = 0;
+  int rc = MPI_Allreduce(&have, &every, 1, MPI_INT, MPI_MIN, h->comm);
+  if (rc == MPI_SUCCESS && !every) {
+    free(all);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory (a rank could not hold %d GPU names)", size);
+  }
+  if (rc == MPI_SUCCESS) rc = MPI_Allgather(mine, LEN, MPI_CHAR, all, LEN, MPI_CHAR, h->comm);
+  int a = -1, b = -1;
+  for (int i = 0; rc == MPI_SUCCESS && a < 0 && i < size; i++)
+    for (int j = i + 1; j < size; j++)
+      if (memcmp(all + (size_t)i * LEN, all + (size_t)j * LEN, LEN) == 0) {
+        a = i;
+        b = j;
+        break;
+      }
+  char gpu[32] = {0};
+  if (a >= 0) memcpy(gpu, all + (size_t)a * LEN + MPI_MAX_PROCESSOR_NAME, sizeof gpu - 1);
+  free(all);
+  COOP_MPI(rc);
+  if (a >= 0)
+    return coop_error_input("run.halo = nccl: ranks %d and %d run on the same GPU (%s); NCCL needs a GPU "
+                            "per rank (run.halo = auto or mpi shares one)", a, b, gpu);
+  return 0;
+}
+
 int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
   coop_backend *be = h->be;
   *faces = 0;
@@ -77,7 +115,9 @@ int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
     if (!be->device_memory) return coop_error_input("run.halo = nccl needs GPU memory (run.backend = cuda)");
     int size = 1;
     COOP_MPI(MPI_Comm_size(h->comm, &size));
-    return size > 1 ? coop_nccl_open(h->comm, &h->nccl) : 0;
+    if (size == 1) return 0;
+    COOP_CHECK(nccl_gpus_apart(h));
+    return coop_nccl_open(h->comm, &h->nccl);
   }
   if (strcmp(which, "mpi") == 0 || !coop_halo_active(h)) return 0;
   const int want = strcmp(which, "ipc") == 0;

@@ -388,8 +388,11 @@ static int setup_fields(app_state *a) {
   free(hu);
   free(hf);
   if (!rc) rc = coop_halo_create(&a->halo, a->be, &s->grid, &a->ls.dec, coop_comm_cuda_aware());
-  if (!rc) rc = coop_halo_set_transport(&a->halo, coop_config_str(a->cfg, "run.halo"), &a->ipc_faces);
-  return rc;
+  /* the transport's setup is collective over every rank (IPC handles, an NCCL
+   * communicator): agreed first, so a rank that failed above cannot leave the
+   * others inside it */
+  if ((rc = coop_comm_agree(a->comm, rc))) return rc;
+  return coop_halo_set_transport(&a->halo, coop_config_str(a->cfg, "run.halo"), &a->ipc_faces);
 }
 
 /* The solver's setup runs in steps, each ended by the ranks agreeing (in
@@ -595,6 +598,7 @@ int coop_app_run(const coop_comm *c, int argc, char **argv) {
   int st;
   if (!a) return fail(c, 1, coop_comm_agree(c, COOP_ERROR(COOP_ERR_RUNTIME, "out of memory")));
   a->ls.dec.cart = MPI_COMM_NULL; /* not 0: MPI_COMM_NULL is a handle */
+  a->comm = c;
   const double t0 = a->t_start = MPI_Wtime();
   int local = coop_cli_parse(&a->cli, argc, argv, a->scratch, sizeof a->scratch);
   if ((st = coop_comm_agree(c, local))) {
