@@ -198,13 +198,7 @@ __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
       par ^= 1;
     }
   }
-  if (lead) {
-    st->r0 = r0;
-    st->rnorm = rn;
-    st->iterations = it;
-    st->steps = steps;
-    st->reason = reason;
-  }
+  if (lead) solve_finish(st, r0, rn, it, steps, reason);
 }
 
 template <typename T, int DIM>

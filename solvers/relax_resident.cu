@@ -268,13 +268,7 @@ __global__ void __launch_bounds__(res_threads(R), 1)
   }
 #undef RESIDENT_SWEEP
 #undef RESIDENT_HALO
-  if (lead) {
-    st->r0 = r0n;
-    st->rnorm = rn;
-    st->iterations = it;
-    st->steps = steps;
-    st->reason = reason;
-  }
+  if (lead) solve_finish(st, r0n, rn, it, steps, reason);
 }
 
 constexpr int kRows[] = {2, 4, 8};

@@ -1,5 +1,5 @@
 /* What the whole-solve kernels (solvers/relax_cuda.cu, solvers/relax_resident.cu)
- * share: the stop rule, and the bookkeeping of a residual check. */
+ * share: the stop rule, the bookkeeping of a residual check, the outcome. */
 #ifndef COOP_RELAX_SOLVE_CUH
 #define COOP_RELAX_SOLVE_CUH
 
@@ -29,6 +29,16 @@ __device__ __forceinline__ int solve_check(double sum, long long it, long long c
     st->hist_len = slot + 1;
   }
   return coop_stop_test(rn, r0, it, a.max_iter, a.rtol, a.atol, a.dtol);
+}
+
+/* The solve's outcome for the host (lead thread, after the last check). */
+__device__ __forceinline__ void solve_finish(coop_relax_solve_state *st, double r0, double rn, long long it,
+                                             long long steps, int reason) {
+  st->r0 = r0;
+  st->rnorm = rn;
+  st->iterations = it;
+  st->steps = steps;
+  st->reason = reason;
 }
 
 }  // namespace
