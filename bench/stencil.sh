@@ -5,12 +5,13 @@
 #   bench/stencil.sh BUILD_DIR OUT_DIR [quick|full|ranks|PATTERN]
 # quick (default): 2D fp32 and fp64 at 1024^2 and 8192^2, Laplace, residual
 #   every sweep and every 100, 1 GPU; 2 ranks on 4096^2 fp32, ghost 1 and 8,
-#   mpi and ipc halos (and the 1-GPU grid-mode 4096^2 fp32 row, the strong
+#   mpi and ipc halos (and nccl in builds with NCCL) (and the 1-GPU grid-mode 4096^2 fp32 row, the strong
 #   scaling reference).
 # full: 2D fp32 and fp64 at 1024^2 .. 16384^2, laplace and sine, residual
 #   every 1 and 100 sweeps, 3D fp64 512^3, 1 GPU; and the 2-rank rows.
 # ranks: the 2-rank rows of full only (2 GPUs), Laplace, halos mpi (host
-#   staged unless MPI is CUDA-aware) and ipc (GPU to GPU): strong (same grid)
+#   staged unless MPI is CUDA-aware), ipc (GPU to GPU) and, in builds with
+#   NCCL, nccl: strong (same grid)
 #   fp64 1024^2 and 4096^2 and fp32 4096^2 at ghost 1, 2, 4, 8, fp64 16384^2
 #   at ghost 1 and 8, all with the residual every 100 sweeps, and fp64 4096^2
 #   every sweep at ghost 1 and 8; weak (grid doubled along y) fp64 1024 x 2048
@@ -21,7 +22,8 @@
 #   2d-1024-fp64-sine-c1-r1-g1-launch; 'r1-' = every 1-GPU row).
 # STENCIL_SET="key=value ..." adds those --set options to every run (in the
 # Command line of the header), e.g. run.overlap=false for the baseline.
-# STENCIL_DRY_RUN=1 lists the rows and runs nothing. STENCIL_TIMEOUT (s, default
+# STENCIL_HALOS (default "mpi ipc", plus nccl where the build has it) sets the
+# 2-rank halo transports. STENCIL_DRY_RUN=1 lists the rows and runs nothing. STENCIL_TIMEOUT (s, default
 # 180) bounds one coopsolve run; STENCIL_SWEEPS (1000) and STENCIL_SWEEPS_3D
 # (200) set the sweeps per run.
 #
@@ -47,6 +49,10 @@ for kv in ${STENCIL_SET:-}; do extra+=(--set "$kv"); done
 sweeps2d=${STENCIL_SWEEPS:-1000}
 sweeps3d=${STENCIL_SWEEPS_3D:-200}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+halos=${STENCIL_HALOS:-mpi ipc}
+[ -n "${STENCIL_HALOS:-}" ] || ! "$build_arg/coopsolve" --version 2>/dev/null | grep -q '^NCCL: yes' ||
+  halos="$halos nccl"
 
 # ---- the rows: "np scaling ghost halo check rhs prec dim nx ny nz mode"
 plan=()
@@ -75,7 +81,7 @@ two_ranks() { # strong|weak prec n rhs check ghosts halos [3d]
 plan_ranks() {
   # every ghost width where the halo is a large part of a sweep; 1 and 8 on
   # the large grids (their halo is small, and their runs are the long ones)
-  local G="1 2 4 8" H="mpi ipc"
+  local G="1 2 4 8" H=$halos
   two_ranks strong fp64 1024 laplace 100 "$G" "$H"
   two_ranks strong fp64 4096 laplace 100 "$G" "$H"
   two_ranks strong fp64 16384 laplace 100 "1 8" "$H"
@@ -106,7 +112,7 @@ case $sel in
   quick)
     one_rank "fp32 fp64" "1024 8192" laplace "1 100"
     plan+=("1 - 1 - 100 laplace fp32 2 4096 4096 - grid")
-    two_ranks strong fp32 4096 laplace 100 "1 8" "mpi ipc" ;;
+    two_ranks strong fp32 4096 laplace 100 "1 8" "$halos" ;;
   full) plan_full ;;
   ranks) plan_ranks ;;
   *)

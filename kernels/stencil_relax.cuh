@@ -139,6 +139,28 @@ __device__ __forceinline__ void peer_forward(const PeerFwd &F, int par, const Re
   }
 }
 
+/* Whether a task (chunk xs, mask xm, rows [m, m + rows), 3D y row oth) holds
+ * values that peer_forward sends to a neighbour: the same tests, made once
+ * per task so that the march over its rows pays one predicate per row. */
+template <typename T, int DIM>
+__device__ __forceinline__ bool peer_touches(const PeerFwd &F, const RelaxGeom &G, unsigned xm,
+                                             int xs, int m, int rows, int oth) {
+  constexpr int V = Vec16<T>::n;
+  for (int i = 0; i < F.nf; i++) {
+    const PeerFace &P = F.f[i];
+    if (P.axis == 0) {
+      const int e = (P.side ? G.ox1 - 1 : G.ox0) - xs;
+      if (e >= 0 && e < V && ((xm >> e) & 1u)) return true;
+    } else if (P.axis == DIM - 1) { /* the march axis: one row of the strip */
+      const int c = P.side ? G.om1 - 1 : G.om0;
+      if (c >= m && c < m + rows) return true;
+    } else if (oth == (P.side ? G.oq1 - 1 : G.oq0)) { /* 3D y */
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Tasks t0, t0 + ts, ... of region G: the relaxation step, and (NORM) the
  * thread's sum of squared residuals over owned points. u and un carry no
  * __restrict__: the persistent kernels write u between grid barriers and
@@ -148,7 +170,7 @@ __device__ __forceinline__ void peer_forward(const PeerFwd &F, int par, const Re
 template <typename T, int DIM, bool HAS_F, bool NORM, typename I, bool FWD = false>
 __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
                               const T *__restrict__ f, I t0, I ts, const PeerFwd *fwd = nullptr,
-                              int par = 0) {
+                              int par = 0, bool *fwd_hit = nullptr) {
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   const T w0 = (T)P.w0, w1 = (T)P.w1, w2 = (T)P.w2, diag = (T)P.diag, c = (T)P.c;
@@ -173,6 +195,11 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
       if (x >= G.ox0 && x < G.ox1) om |= 1u << e;
     }
     if (DIM == 3 && (oth < G.oq0 || oth >= G.oq1)) om = 0;
+    bool fwd_task = false; /* FWD: this task's values go to a neighbour */
+    if (FWD) {
+      fwd_task = peer_touches<T, DIM>(*fwd, G, xm, xs, m, rows, oth);
+      if (fwd_task) *fwd_hit = true;
+    }
     long long idx = xs + ms * m + (DIM == 3 ? G.sy * oth : 0LL);
     /* rows r - 1, r, r + 1 in registers, rows r + 2 and r + 3 and f's row
      * r + 1 loaded ahead: the store of row r may alias u for all the compiler
@@ -225,7 +252,7 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
         for (int e = 0; e < V; e++)
           if ((xm >> e) & 1u) un[idx + e] = vget(out, e);
       }
-      if (FWD) peer_forward<T, DIM>(*fwd, par, G, out, xm, xs, DIM == 3 ? oth : m + r, DIM == 3 ? m + r : 0);
+      if (FWD && fwd_task) peer_forward<T, DIM>(*fwd, par, G, out, xm, xs, DIM == 3 ? oth : m + r, DIM == 3 ? m + r : 0);
       prev = cur;
       cur = next;
       next = after;

@@ -94,16 +94,24 @@ __device__ __forceinline__ void st_release_gpu64(unsigned long long *p, unsigned
 
 /* The end of step S (1, 2, ...) on every rank: false when a wait gave up
  * (every block leaves). With norm, *s_sum gets the residual sum over all
- * ranks of the slot acc. Every thread calls it. */
+ * ranks of the slot acc. fwd: this thread stored to a neighbour's ghosts.
+ * Every thread calls it. */
 __device__ bool peer_sync(const PeerLoop &L, unsigned long long S, bool norm, const double *acc,
-                          double *s_sum, int *s_ok) {
-  __syncthreads();
+                          double *s_sum, int *s_ok, bool fwd) {
+  const bool sys = __syncthreads_or(fwd);
   if (threadIdx.x == 0) {
-    /* the block's stores to the neighbours, seen through the block barrier,
-     * ordered before its arrival at system scope: one fence, then a relaxed
-     * arrival (a fence and a strong write make the release pattern; a
-     * release arrival would fence a second time) */
-    __threadfence_system();
+    /* the block's stores, seen through the block barrier, ordered before its
+     * arrival: one fence, then a relaxed arrival (a fence and a strong write
+     * make the release pattern; a release arrival would fence a second
+     * time). System scope only in blocks that stored to a neighbour's
+     * memory: the others wrote this GPU's memory alone, which only this
+     * GPU's blocks read, after block 0's acquire of their arrivals; their
+     * reads (of ghosts the neighbour overwrites next step) are complete
+     * before the fence either way. */
+    if (sys)
+      __threadfence_system();
+    else
+      __threadfence();
     red_relaxed_gpu(L.ctr, 1ULL);
     bool ok = true;
     if (blockIdx.x == 0) {
@@ -161,10 +169,11 @@ __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
   long long it = 0, c = 0, steps = 0;
   double r0 = 0.0, rn = 0.0;
   int reason = 0, par = 0; /* par: which of the neighbours' fields pairs with un */
+  bool fwd = false;        /* this thread's tasks store to a neighbour (the same every step) */
   /* the barrier at the end of a step; with PEERS it also brings the sum */
   auto barrier = [&](bool norm) -> bool {
     steps++;
-    if (PEERS) return peer_sync(L, (unsigned long long)steps, norm, &st->acc[c % 3], &s_sum, &s_ok);
+    if (PEERS) return peer_sync(L, (unsigned long long)steps, norm, &st->acc[c % 3], &s_sum, &s_ok, fwd);
     cg::this_grid().sync();
     if (norm) { /* one load of the sum per block, shared through shared memory: with
                  * every warp loading it, 8 x the blocks requests queued on one L2 line */
@@ -176,7 +185,7 @@ __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
   for (;;) {
     /* norm step at check c: its sum goes to acc[c % 3]; the slot the next
      * check uses was last read before the previous barrier, so clear it now */
-    const double part = relax_range<T, DIM, HAS_F, true, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1);
+    const double part = relax_range<T, DIM, HAS_F, true, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1, &fwd);
     if (lead) st->acc[(c + 1) % 3] = 0.0;
     block_sum_add(part, &st->acc[c % 3]);
     if (!barrier(true)) return; /* the host reads the fault record */
@@ -190,7 +199,7 @@ __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
     it++;
     const long long next = min(it - 1 + a.check_every, a.max_iter);
     for (; it < next; it++) {
-      relax_range<T, DIM, HAS_F, false, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1);
+      relax_range<T, DIM, HAS_F, false, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1, &fwd);
       if (!barrier(false)) return;
       t = u;
       u = un;

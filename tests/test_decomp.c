@@ -32,16 +32,21 @@ static void test_dims(void) {
   CU_ASSERT(dims[0] == 2 && dims[1] == 3 && dims[2] == 1);
   CU_ASSERT_EQUAL(coop_decomp_dims(12, 3, cube, dims), 0);
   CU_ASSERT_EQUAL(dims[0] * dims[1] * dims[2], 12);
-  CU_ASSERT(dims[0] >= dims[1] && dims[1] >= dims[2]);
+  CU_ASSERT(dims[2] >= dims[1] && dims[1] >= dims[0]); /* a cube: the larger factors on the slower axes */
   CU_ASSERT_EQUAL(coop_decomp_dims(4, 3, long_z, dims), 0);
   CU_ASSERT(dims[2] == 2 && dims[0] * dims[1] == 2);
-  const int64_t ties[3] = {5, 5, 10}; /* z longest, then x before y */
+  const int64_t ties[3] = {5, 5, 10}; /* z longest, then y before x (contiguous faces) */
   CU_ASSERT_EQUAL(coop_decomp_dims(12, 3, ties, dims), 0);
   CU_ASSERT(dims[2] == 3 && dims[0] == 2 && dims[1] == 2);
   CU_ASSERT_EQUAL(coop_decomp_dims(8, 3, ties, dims), 0);
   CU_ASSERT(dims[2] == 2 && dims[0] == 2 && dims[1] == 2);
   CU_ASSERT_EQUAL(coop_decomp_dims(18, 3, ties, dims), 0);
-  CU_ASSERT(dims[2] == 3 && dims[0] == 3 && dims[1] == 2);
+  CU_ASSERT(dims[2] == 3 && dims[1] == 3 && dims[0] == 2);
+  const int64_t square[3] = {64, 64, 1}; /* a tie in 2D: cut across y, rows stay whole */
+  CU_ASSERT_EQUAL(coop_decomp_dims(2, 2, square, dims), 0);
+  CU_ASSERT(dims[0] == 1 && dims[1] == 2);
+  CU_ASSERT_EQUAL(coop_decomp_dims(2, 3, cube, dims), 0);
+  CU_ASSERT(dims[0] == 1 && dims[1] == 1 && dims[2] == 2);
   CU_ASSERT_EQUAL(coop_decomp_dims(7, 2, cube, dims), 0);
   CU_ASSERT_EQUAL(dims[0] * dims[1], 7);
 }

@@ -9,9 +9,13 @@ void coop_decomp_split(int64_t n, int parts, int coord, int64_t *count, int64_t 
 }
 
 int coop_decomp_dims(int size, int ndim, const int64_t global_n[3], int dims[3]) {
-  int f[3] = {0, 0, 0}, order[3] = {0, 1, 2};
+  int f[3] = {0, 0, 0}, order[3];
   COOP_MPI(MPI_Dims_create(size, ndim, f)); /* non-increasing factors */
-  /* axes by length, longest first; insertion sort keeps ties in x, y, z order */
+  /* axes by length, longest first; among equal lengths the slower axis
+   * first (z, y, x): its cut faces are whole rows or planes, contiguous in
+   * memory. 4096^2 fp32 at 2 ranks with the fused halo kernel, cut across y
+   * against x (H200 pair): see bench/results/2026-12-01-h200x2-nccl-fused.md */
+  for (int a = 0; a < ndim; a++) order[a] = ndim - 1 - a; /* the sort below is stable */
   for (int a = 1; a < ndim; a++)
     for (int b = a; b > 0 && global_n[order[b]] > global_n[order[b - 1]]; b--) {
       const int t = order[b];

@@ -107,6 +107,25 @@ static int nccl_gpus_apart(const coop_halo *h) {
   return 0;
 }
 
+/* NCCL connects a pair of ranks at their first send/receive; doing it here,
+ * with every face's real size, keeps that (about 0.2 s measured on the H200
+ * pair) out of the solve and its timings. What lands in the receive buffers
+ * is overwritten by every exchange before it is read. */
+static int nccl_connect(coop_halo *h) {
+  for (int a = 0; a < 3; a++) {
+    int peer[2], n = 0;
+    void *send[2], *recv[2];
+    for (int side = 0; side < 2; side++) {
+      if (h->nbr[a][side] == MPI_PROC_NULL) continue;
+      peer[n] = h->nbr[a][side];
+      send[n] = h->dsend[a][side];
+      recv[n++] = h->drecv[a][side];
+    }
+    if (n) COOP_CHECK(coop_nccl_exchange(h->be, h->nccl, n, peer, send, recv, h->bytes[a]));
+  }
+  return h->be->sync(h->be);
+}
+
 int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
   coop_backend *be = h->be;
   *faces = 0;
@@ -117,7 +136,8 @@ int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
     COOP_MPI(MPI_Comm_size(h->comm, &size));
     if (size == 1) return 0;
     COOP_CHECK(nccl_gpus_apart(h));
-    return coop_nccl_open(h->comm, &h->nccl);
+    COOP_CHECK(coop_nccl_open(h->comm, &h->nccl));
+    return nccl_connect(h);
   }
   if (strcmp(which, "mpi") == 0 || !coop_halo_active(h)) return 0;
   const int want = strcmp(which, "ipc") == 0;
