@@ -91,14 +91,17 @@ int coop_cuda_device_busid(int dev, char *id, size_t len);
  * --with-nccl): point-to-point sends and receives queued on the backend's
  * stream, so an exchange needs no host round trip and reaches other nodes.
  * coop_nccl_built: 1 when this build has NCCL. coop_nccl_open: a communicator
- * over comm's ranks, each on its current GPU, collective over comm; it ends
- * within a bounded time on every rank, with the same outcome on all (a rank
- * whose NCCL setup fails or stalls fails them all), and without NCCL it is an
- * input error. coop_nccl_exchange: queue on b's stream, as one group, for i <
+ * over comm's ranks, each on its current GPU, collective over comm, with
+ * each of this rank's nf faces (at most 6: send[i] and recv[i], bytes[i],
+ * with rank peer[i]) exchanged once, so that NCCL's connections are made
+ * there and not in the first exchange; it ends within a bounded time on
+ * every rank, with the same outcome on all (a rank whose NCCL setup fails
+ * or stalls fails them all), and without NCCL it is an input error. coop_nccl_exchange: queue on b's stream, as one group, for i <
  * n, send[i] (bytes) to rank peer[i] and the receive of recv[i] from it.
  * coop_nccl_close accepts NULL; the caller has waited for its queued work. */
 int coop_nccl_built(void);
-int coop_nccl_open(MPI_Comm comm, void **nc);
+int coop_nccl_open(MPI_Comm comm, int nf, const int *peer, void *const *send, void *const *recv,
+                   const size_t *bytes, void **nc);
 int coop_nccl_exchange(coop_backend *b, void *nc, int n, const int *peer, void *const *send,
                        void *const *recv, size_t bytes);
 void coop_nccl_close(void *nc);

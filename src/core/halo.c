@@ -107,37 +107,31 @@ static int nccl_gpus_apart(const coop_halo *h) {
   return 0;
 }
 
-/* NCCL connects a pair of ranks at their first send/receive; doing it here,
- * with every face's real size, keeps that (about 0.2 s measured on the H200
- * pair) out of the solve and its timings. What lands in the receive buffers
- * is overwritten by every exchange before it is read. */
-static int nccl_connect(coop_halo *h) {
-  for (int a = 0; a < 3; a++) {
-    int peer[2], n = 0;
-    void *send[2], *recv[2];
-    for (int side = 0; side < 2; side++) {
-      if (h->nbr[a][side] == MPI_PROC_NULL) continue;
-      peer[n] = h->nbr[a][side];
-      send[n] = h->dsend[a][side];
-      recv[n++] = h->drecv[a][side];
-    }
-    if (n) COOP_CHECK(coop_nccl_exchange(h->be, h->nccl, n, peer, send, recv, h->bytes[a]));
-  }
-  return h->be->sync(h->be);
-}
-
 int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
   coop_backend *be = h->be;
   *faces = 0;
   if (strcmp(which, "nccl") == 0) { /* refused alike on every rank, then collective */
-    if (!coop_nccl_built()) return coop_nccl_open(h->comm, &h->nccl); /* the input error */
+    if (!coop_nccl_built()) return coop_nccl_open(h->comm, 0, NULL, NULL, NULL, NULL, &h->nccl); /* the input error */
     if (!be->device_memory) return coop_error_input("run.halo = nccl needs GPU memory (run.backend = cuda)");
     int size = 1;
     COOP_MPI(MPI_Comm_size(h->comm, &size));
     if (size == 1) return 0;
     COOP_CHECK(nccl_gpus_apart(h));
-    COOP_CHECK(coop_nccl_open(h->comm, &h->nccl));
-    return nccl_connect(h);
+    /* every face once at setup: NCCL connects a pair at its first send
+     * (about 0.2 s on the H200 pair), kept out of the solve; what lands in
+     * the receive buffers is overwritten by every exchange before it is read */
+    int peer[6], nf = 0;
+    void *send[6], *recv[6];
+    size_t bytes[6];
+    for (int a = 0; a < 3; a++)
+      for (int side = 0; side < 2; side++) {
+        if (h->nbr[a][side] == MPI_PROC_NULL) continue;
+        peer[nf] = h->nbr[a][side];
+        send[nf] = h->dsend[a][side];
+        recv[nf] = h->drecv[a][side];
+        bytes[nf++] = h->bytes[a];
+      }
+    return coop_nccl_open(h->comm, nf, peer, send, recv, bytes, &h->nccl);
   }
   if (strcmp(which, "mpi") == 0 || !coop_halo_active(h)) return 0;
   const int want = strcmp(which, "ipc") == 0;
