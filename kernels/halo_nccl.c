@@ -66,6 +66,20 @@ static void close_comm(ncclComm_t c) {
     (void)ncclCommAbort(c);
 }
 
+/* One group on stream s: for i < n, the receive of recv[i] from rank peer[i]
+ * and the send of send[i] to it, bytes[i * stride] each (stride 0: one size
+ * for all). A group opened is closed, whatever failed inside it. */
+static ncclResult_t face_group(ncclComm_t c, cudaStream_t s, int n, const int *peer, void *const *send,
+                               void *const *recv, const size_t *bytes, int stride) {
+  ncclResult_t r = ncclGroupStart();
+  for (int i = 0; i < n && r == ncclSuccess; i++) {
+    r = ncclRecv(recv[i], bytes[i * stride], ncclChar, peer[i], c, s);
+    if (r == ncclSuccess) r = ncclSend(send[i], bytes[i * stride], ncclChar, peer[i], c, s);
+  }
+  const ncclResult_t e = settle(c, ncclGroupEnd(), CALL_LIMIT_S);
+  return r == ncclSuccess ? e : r;
+}
+
 /* The second communicator's setup and first exchanges, on a helper thread.
  * The job is the thread's own once the caller has stopped waiting for it
  * (then never freed: the process is ending with an error). */
@@ -93,13 +107,7 @@ static void *setup_main(void *arg) {
     if (j->comm) r = settle(j->comm, r, SETUP_LIMIT_S);
   }
   if (r == ncclSuccess && j->nf > 0) { /* every face once: NCCL connects the pairs */
-    r = ncclGroupStart();
-    for (int i = 0; i < j->nf && r == ncclSuccess; i++) {
-      r = ncclRecv(j->recv[i], j->bytes[i], ncclChar, j->peer[i], j->comm, s);
-      if (r == ncclSuccess) r = ncclSend(j->send[i], j->bytes[i], ncclChar, j->peer[i], j->comm, s);
-    }
-    const ncclResult_t e = settle(j->comm, ncclGroupEnd(), CALL_LIMIT_S);
-    if (r == ncclSuccess) r = e;
+    r = face_group(j->comm, s, j->nf, j->peer, j->send, j->recv, j->bytes, 1);
     if (r == ncclSuccess && cudaStreamSynchronize(s) != cudaSuccess) r = ncclUnhandledCudaError;
   }
   if (s) (void)cudaStreamDestroy(s);
@@ -195,14 +203,7 @@ int coop_nccl_exchange(coop_backend *b, void *nc, int n, const int *peer, void *
                        void *const *recv, size_t bytes) {
   const cudaStream_t s = (cudaStream_t)b->stream;
   const ncclComm_t c = (ncclComm_t)nc;
-  ncclResult_t r = ncclGroupStart();
-  for (int i = 0; i < n && r == ncclSuccess; i++) {
-    r = ncclRecv(recv[i], bytes, ncclChar, peer[i], c, s);
-    if (r == ncclSuccess) r = ncclSend(send[i], bytes, ncclChar, peer[i], c, s);
-  }
-  /* a group opened is closed, whatever failed inside it */
-  const ncclResult_t e = settle(c, ncclGroupEnd(), CALL_LIMIT_S);
-  if (r == ncclSuccess) r = e;
+  const ncclResult_t r = face_group(c, s, n, peer, send, recv, &bytes, 0);
   if (r != ncclSuccess)
     return COOP_ERROR(COOP_ERR_RUNTIME, "NCCL: halo faces with rank %d%s: %s", peer[0], n > 1 ? " and another" : "",
                       why(r));
