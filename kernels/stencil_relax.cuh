@@ -187,12 +187,18 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
     const int m = G.m0 + (int)strip * G.ry;
     const int oth = G.q0 + (int)q;
     const int rows = min(G.ry, G.mn - (int)strip * G.ry);
-    unsigned xm = 0, om = 0; /* elements in the region, and owned ones */
+    /* elements in the region, and owned ones among them (the residual's:
+     * a chunk at the x edge of a region holds points of the region beside
+     * it, which that region's sweep counts; counting them here too summed
+     * them twice in the split step of an x-cut box, call 27) */
+    unsigned xm = 0, om = 0;
 #pragma unroll
     for (int e = 0; e < V; e++) {
       const int x = xs + e;
-      if (x >= G.x0 && x < G.x1) xm |= 1u << e;
-      if (x >= G.ox0 && x < G.ox1) om |= 1u << e;
+      if (x >= G.x0 && x < G.x1) {
+        xm |= 1u << e;
+        if (x >= G.ox0 && x < G.ox1) om |= 1u << e;
+      }
     }
     if (DIM == 3 && (oth < G.oq0 || oth >= G.oq1)) om = 0;
     bool fwd_task = false; /* FWD: this task's values go to a neighbour */
