@@ -166,7 +166,8 @@ static int setup_device(coop_relax *r) {
   sv->field_resident = 0;
   /* a rank alone on a box that fits on the chip (run.blocks set: the user's grid) */
   if (r->alone && sv->resident && sv->blocks == 0)
-    COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->be->sm_count, &r->res));
+    COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->ctl.check_every, sv->be->sm_count,
+                                             &r->res));
   return 0;
 #else
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
@@ -541,7 +542,7 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
     }
     if (!rc && r->alone && r->res.blocks) {
       sv->grid_blocks = r->res.blocks;
-      sv->field_resident = 1;
+      sv->field_resident = r->res.shared ? 2 : 1;
       sv->resident_rows = r->res.rows;
       sv->resident_groups = r->res.groups;
     }

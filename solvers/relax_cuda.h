@@ -74,15 +74,27 @@ int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void *u, void *u
 /* The whole solve of a rank alone on a 2D box that stays on the chip
  * (solvers/relax_resident.cu): the field in registers across sweeps, one
  * band per block (one block per SM) split among `groups` groups of threads of
- * at most `rows` rows each. */
+ * at most `rows` rows each; or, for a box too large for that, in shared
+ * memory (solvers/relax_smem.cu, one group). */
 typedef struct {
   int blocks, threads, rows, smem; /* smem: dynamic shared bytes */
   int groups;                      /* thread groups per block, rows split among them */
   int f_smem;                      /* f held in shared memory */
+  int shared;                      /* 1: the field in shared memory (solvers/relax_smem.cu), 0: registers */
+  int save;                        /* shared: a check keeps the measured field aside (else two passes) */
 } coop_relax_resident;
 
-/* *p for s on a GPU of sms SMs; p->blocks == 0 when the box does not fit. */
-int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, int sms, coop_relax_resident *p);
+/* *p for s on a GPU of sms SMs, the field in registers where it fits, else
+ * in shared memory (p->shared); p->blocks == 0 when the box does not fit. */
+int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, long long check_every, int sms,
+                                  coop_relax_resident *p);
+/* The shared-memory plan alone, and its solve (solvers/relax_smem.cu). */
+int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long long check_every, int sms,
+                              coop_relax_resident *p);
+int coop_relax_solve_smem_cuda(const coop_stencil *s, double c, void *u, void *unew, const void *f,
+                               const coop_solve_ctl *ctl, coop_relax_solve_state *state,
+                               long long *hist_iter, double *hist_res, long long hist_cap,
+                               const coop_relax_resident *p, void *stream);
 /* Same contract as coop_relax_solve_grid_cuda, on plan p. */
 int coop_relax_solve_resident_cuda(const coop_stencil *s, double c, void *u, void *unew,
                                    const void *f, const coop_solve_ctl *ctl,

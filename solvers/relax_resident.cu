@@ -39,21 +39,12 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/stencil_relax.cuh"
 #include "solvers/relax_cuda.h"
+#include "solvers/relax_band.cuh"
 #include "solvers/relax_solve.cuh"
 
 namespace cg = cooperative_groups;
 
 namespace {
-
-struct ResGeom {
-  long long sy;     /* storage row stride */
-  int a0, nch;      /* first chunk (storage x / V), chunks per row */
-  int ox0, ox1;     /* owned x, storage coordinates */
-  int om0;          /* first owned row (storage) */
-  int base, extra;  /* rows of band b: base + (b < extra) */
-  int groups, tg;   /* thread groups per block (a group's rows split likewise), threads per group */
-  int f_smem;       /* f copied into shared memory (else read from L2 each sweep) */
-};
 
 /* Threads per block by rows per thread: the block's registers (65536 per
  * SM, one block per SM) must hold R chunks per thread plus the loop's state
@@ -61,14 +52,6 @@ struct ResGeom {
  * at R = 8). 16 rows a thread would add nothing: 8 rows in twice the groups
  * hold as many rows a block. */
 constexpr int res_threads(int R) { return R <= 2 ? 768 : R <= 4 ? 640 : 512; }
-
-template <typename T>
-__device__ __forceinline__ typename Vec16<T>::type vzero() {
-  typename Vec16<T>::type z;
-#pragma unroll
-  for (int e = 0; e < Vec16<T>::n; e++) vset(z, e, (T)0);
-  return z;
-}
 
 /* One sweep of a group's rows from v (and up, dn, the rows beside them) into
  * v; the sum of squared residuals of the owned points. NORM also keeps the
@@ -135,16 +118,6 @@ __device__ __forceinline__ void put_edges(T *e, const typename Vec16<T>::type (&
 #pragma unroll
     for (int r = 0; r < R; r++) e[R * nw + r * nw + w] = vget(v[r], Vec16<T>::n - 1);
   }
-}
-
-/* The band's edge rows (first, last) into dst at storage index q of the first
- * row's chunk, for the neighbouring bands to load after the barrier. */
-template <typename T>
-__device__ __forceinline__ void publish(T *dst, long long q, long long sy, int rows, unsigned om,
-                                        bool below, bool above, const typename Vec16<T>::type &first,
-                                        const typename Vec16<T>::type &last) {
-  if (below) vstore_mask<T>(dst + q, first, om);
-  if (above) vstore_mask<T>(dst + q + sy * (rows - 1), last, om);
 }
 
 template <typename T, bool HAS_F, int R>
@@ -286,28 +259,10 @@ void *pick(bool f32, bool has_f, int R) {
              : (has_f ? kernel_for<double, true>(R) : kernel_for<double, false>(R));
 }
 
-ResGeom make_geom(const coop_stencil *s, const coop_relax_resident *p) {
-  const coop_grid *gr = &s->grid;
-  const int V = 16 / (int)coop_prec_size(gr->prec);
-  ResGeom g = {};
-  g.sy = gr->ext[0];
-  g.ox0 = (int)gr->g[0];
-  g.ox1 = (int)(gr->g[0] + gr->n[0]);
-  g.a0 = (g.ox0 - 1) / V;
-  g.nch = g.ox1 / V - g.a0 + 1;
-  g.om0 = (int)gr->g[1];
-  g.base = (int)(gr->n[1] / p->blocks);
-  g.extra = (int)(gr->n[1] % p->blocks);
-  g.groups = p->groups;
-  g.tg = p->threads / p->groups;
-  g.f_smem = p->f_smem;
-  return g;
-}
-
 }  // namespace
 
-extern "C" int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, int sms,
-                                             coop_relax_resident *p) {
+extern "C" int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, long long check_every,
+                                             int sms, coop_relax_resident *p) {
   const coop_grid *gr = &s->grid;
   memset(p, 0, sizeof *p);
   if (gr->ndim != 2) return 0; /* 3D boxes stream from memory */
@@ -349,7 +304,9 @@ extern "C" int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, i
       p->f_smem = f_smem;
       return 0;
     }
-  return 0; /* rows too long or too many for one band per SM: the box streams */
+  /* rows too long or too many for one band per SM in registers: in shared
+   * memory, or else the box streams */
+  return coop_relax_smem_plan_cuda(s, has_f, check_every, sms, p);
 }
 
 extern "C" int coop_relax_solve_resident_cuda(const coop_stencil *s, double c, void *u, void *unew,
@@ -357,6 +314,7 @@ extern "C" int coop_relax_solve_resident_cuda(const coop_stencil *s, double c, v
                                               coop_relax_solve_state *state, long long *hist_iter,
                                               double *hist_res, long long hist_cap,
                                               const coop_relax_resident *p, void *stream) {
+  if (p->shared) return coop_relax_solve_smem_cuda(s, c, u, unew, f, ctl, state, hist_iter, hist_res, hist_cap, p, stream);
   if (p->blocks < 1 || s->grid.ndim != 2)
     return COOP_ERROR(COOP_ERR_RUNTIME, "no resident plan for this box");
   RelaxPar P = make_relax_par(s, c);

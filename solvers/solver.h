@@ -65,7 +65,7 @@ typedef struct {
   int halo_ipc_faces;    /* halo faces copied GPU to GPU (set by the driver) */
   int halo_nccl;         /* 1: the halo faces went through NCCL (set by the driver) */
   int halo_fused;        /* 1: the halos went by stores inside the persistent kernel */
-  int field_resident;    /* 1: the field stayed in registers across sweeps (run.resident) */
+  int field_resident;    /* the field stayed on the chip across sweeps (run.resident): 1 in registers, 2 in shared memory */
   int resident_rows, resident_groups; /* its most rows a thread, thread groups per block */
   int nphases;
   const char *phase_name[COOP_MAX_PHASES];

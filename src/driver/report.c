@@ -305,9 +305,12 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
   if (sv->halo_ipc_faces) printf("  halo: %d faces GPU to GPU (CUDA IPC) on rank 0\n", sv->halo_ipc_faces);
   if (sv->halo_nccl) printf("  halo: every face through NCCL, queued on the GPU's stream (run.halo = nccl)\n");
   if (sv->halo_fused) printf("  halo: stored into the neighbours' ghosts inside the persistent kernel (run.fused_halo)\n");
-  if (sv->field_resident)
+  if (sv->field_resident == 1)
     printf("  field: held in registers across sweeps, band edges through L2 (run.resident: %d group(s) "
            "of threads a block, at most %d rows a thread)\n", sv->resident_groups, sv->resident_rows);
+  if (sv->field_resident == 2)
+    printf("  field: held in shared memory across sweeps, band edges through L2 (run.resident: at most "
+           "%d rows a block; a residual check is a pass and a barrier of its own)\n", sv->resident_rows);
   printf("  throughput  %.1f Munknowns/s, %.1f GB/s (by the method's count of %.0f bytes per iteration on rank 0)\n",
          fig->mpts, fig->gbs, sv->bytes_per_iter);
   if (fig->gpus && fig->gpus < c->size)

@@ -306,7 +306,7 @@ static void meta_scalars(io_meta *m, const coop_io_result *r) {
   m->ival[I_BLOCKS] = r->blocks;
   m->ival[I_IPC] = r->ipc_faces;
   m->ival[I_FUSED] = r->halo_fused != 0;
-  m->ival[I_RESIDENT] = r->resident != 0;
+  m->ival[I_RESIDENT] = r->resident;
   m->ival[I_HIST_TRUE] = r->hist_true != 0;
   m->dval[D_TRUE] = r->true_residual;
   m->dval[D_RES] = r->residual;
@@ -593,8 +593,8 @@ static const char solver_desc[] =
     "ipc_faces = halo faces of rank 0 copied GPU to GPU through CUDA IPC; "
     "halo_fused = 1 when the halos went by stores into the neighbours' ghosts inside one "
     "persistent kernel per rank (run.fused_halo), else 0; "
-    "resident = 1 when the field stayed in registers across sweeps, only the edge rows of each "
-    "block's band going through memory (run.resident), else 0; "
+    "resident = 1 when the field stayed in registers across sweeps, 2 in shared memory, only "
+    "the edge rows of each block's band going through memory (run.resident), else 0; "
     "dt and time (time steppers: heat) = the time step and the time reached, iterations * dt";
 
 static int write_solver(hid_t fid, const io_meta *m) {

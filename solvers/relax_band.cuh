@@ -1,0 +1,63 @@
+/* What the two on-chip whole solves (solvers/relax_resident.cu: the field in
+ * registers; solvers/relax_smem.cu: in shared memory) share: one band of
+ * consecutive owned rows per block, a thread per 16-byte chunk of a row, and
+ * the band's edge rows through memory (L2) to the neighbouring bands. */
+#ifndef COOP_RELAX_BAND_CUH
+#define COOP_RELAX_BAND_CUH
+
+#include "kernels/stencil_relax.cuh"
+#include "solvers/relax_cuda.h"
+
+namespace {
+
+struct ResGeom {
+  long long sy;     /* storage row stride */
+  int a0, nch;      /* first chunk (storage x / V), chunks per row */
+  int ox0, ox1;     /* owned x, storage coordinates */
+  int om0;          /* first owned row (storage) */
+  int base, extra;  /* rows of band b: base + (b < extra) */
+  int groups, tg;   /* thread groups per block (a group's rows split likewise), threads per group */
+  int f_smem;       /* f copied into shared memory (else read from L2 each sweep) */
+  int save;         /* shared-memory kernel: room for the measured field of a check */
+};
+
+template <typename T>
+__device__ __forceinline__ typename Vec16<T>::type vzero() {
+  typename Vec16<T>::type z;
+#pragma unroll
+  for (int e = 0; e < Vec16<T>::n; e++) vset(z, e, (T)0);
+  return z;
+}
+
+/* The band's edge rows (first, last) into dst at storage index q of the first
+ * row's chunk, for the neighbouring bands to load after the barrier. */
+template <typename T>
+__device__ __forceinline__ void publish(T *dst, long long q, long long sy, int rows, unsigned om,
+                                        bool below, bool above, const typename Vec16<T>::type &first,
+                                        const typename Vec16<T>::type &last) {
+  if (below) vstore_mask<T>(dst + q, first, om);
+  if (above) vstore_mask<T>(dst + q + sy * (rows - 1), last, om);
+}
+
+inline ResGeom make_geom(const coop_stencil *s, const coop_relax_resident *p) {
+  const coop_grid *gr = &s->grid;
+  const int V = 16 / (int)coop_prec_size(gr->prec);
+  ResGeom g = {};
+  g.sy = gr->ext[0];
+  g.ox0 = (int)gr->g[0];
+  g.ox1 = (int)(gr->g[0] + gr->n[0]);
+  g.a0 = (g.ox0 - 1) / V;
+  g.nch = g.ox1 / V - g.a0 + 1;
+  g.om0 = (int)gr->g[1];
+  g.base = (int)(gr->n[1] / p->blocks);
+  g.extra = (int)(gr->n[1] % p->blocks);
+  g.groups = p->groups;
+  g.tg = p->threads / p->groups;
+  g.f_smem = p->f_smem;
+  g.save = p->save;
+  return g;
+}
+
+}  // namespace
+
+#endif

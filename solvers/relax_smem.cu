@@ -1,0 +1,299 @@
+/* The whole Jacobi solve of a rank alone on a 2D box too large for the
+ * threads' registers (solvers/relax_resident.cu) but small enough for the
+ * GPU's shared memory: the field lives in shared memory across sweeps, one
+ * band of consecutive owned rows per block (one block per SM), and only the
+ * band's two edge rows go through memory (L2) each sweep.
+ *
+ * Why: 2048^2 fp32 (16.8 MB, 127 KB a band on 132 SMs) streamed from L2 at
+ * 3.8 TB/s, 8.9 us a sweep (bench/results/2026-12-01-h200x2-nccl-fused.md);
+ * a shared-memory pass over a band is about 0.6 us.
+ *
+ * Layout: thread t owns chunk t (16 bytes) of every row of its block's band,
+ * ghost columns included, as in the register kernel. A sweep updates the band
+ * in place, row by row: the thread keeps the old value of the row below in a
+ * register, so the column it owns is read and written by itself only. x
+ * neighbours come from the next lanes by shuffles and, at a warp's ends, from
+ * the warps' edge columns kept by parity in shared memory (the next warp may
+ * already have overwritten its chunk); y neighbours at the band's ends come
+ * from the neighbouring bands' edge rows, stored to the field in memory
+ * before the grid barrier and loaded after it.
+ *
+ * The residual check: the stop test comes after the barrier, when the new
+ * iterate has replaced the one measured. Where two copies of the band fit,
+ * a check is a sweep that also copies the old values aside (as the register
+ * kernel does). Where they do not (2048^2 fp32: 2 x 139 KB a block), a check
+ * is a read-only pass that sums the residual, the grid barrier, the stop
+ * test, and only then (going on) the update: one more pass and one more
+ * barrier, so that plan is only taken for checks at least kSparseChecks
+ * sweeps apart (2048^2 fp32 on the H200, us a sweep: 11.6 against 8.9
+ * streamed with a check every sweep, 6.0 against 7.6 every 100).
+ *
+ * Same arithmetic as every other mode (relax_res2, same operands): the
+ * iterates have the same bits. */
+#include <cooperative_groups.h>
+#include <string.h>
+
+#include "kernels/cuda_check.cuh"
+#include "solvers/relax_band.cuh"
+#include "solvers/relax_solve.cuh"
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+constexpr int kSmemThreads = 1024; /* a band's row: at most 1024 chunks */
+constexpr long long kSparseChecks = 4; /* the two-pass check's least interval */
+
+/* One pass over the band in shared memory F (row r of the thread's chunk at
+ * F[r * nthr]), up and dn the rows beside it, eL/eR the warps' first/last
+ * columns of the old field ([r][warp]). UPDATE: the new values replace the
+ * old in F, their edge columns go to nL/nR, the band's first and last new
+ * rows to pub (the chunk's first row in the field in memory) where below and
+ * above say there is a band to read them. NORM: the sum of squared residuals
+ * of the owned points; with UPDATE, the old values go to S (same layout as F). */
+template <typename T, bool HAS_F, bool UPDATE, bool NORM>
+__device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>::type *F, int nthr,
+                                            int rows, const typename Vec16<T>::type &up,
+                                            const typename Vec16<T>::type &dn, unsigned om,
+                                            const T *eL, const T *eR, T *nL, T *nR,
+                                            const typename Vec16<T>::type *fp, long long fstride,
+                                            T *pub, long long sy, bool below, bool above, bool wl,
+                                            bool wr, typename Vec16<T>::type *S = nullptr) {
+  typedef typename Vec16<T>::type VT;
+  constexpr int V = Vec16<T>::n;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  const T w0 = (T)P.w0, w1 = (T)P.w1, diag = (T)P.diag, c = (T)P.c;
+  double sum = 0.0;
+  VT prev = up, cur = F[0];
+  for (int r = 0; r < rows; r++) { /* rows: the same for the whole block */
+    const VT nxt = r + 1 < rows ? F[(r + 1) * nthr] : dn;
+    T left = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
+    T right = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
+    if (lane == 0) left = wl ? eR[r * nw + w - 1] : (T)0; /* the first warp: ghost side */
+    if (lane == 31) right = wr ? eL[r * nw + w + 1] : (T)0;
+    VT fv;
+    if (HAS_F) fv = fp[r * fstride];
+    VT out = cur;
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      const T ce = vget(cur, e);
+      const T l = e == 0 ? left : vget(cur, e - 1);
+      const T rr = e == V - 1 ? right : vget(cur, e + 1);
+      const T res = relax_res2(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0,
+                               w0, w1, diag);
+      if ((om >> e) & 1u) {
+        if (UPDATE) vset(out, e, ce + c * res);
+        if (NORM) sum += (double)res * (double)res;
+      }
+    }
+    if (UPDATE) {
+      if (NORM) S[r * nthr] = cur;
+      F[r * nthr] = out;
+      if (lane == 0) nL[r * nw + w] = vget(out, 0);
+      if (lane == 31) nR[r * nw + w] = vget(out, V - 1);
+      if ((r == 0 && below) || (r == rows - 1 && above)) vstore_mask<T>(pub + sy * r, out, om);
+    }
+    prev = cur;
+    cur = nxt;
+  }
+  return sum;
+}
+
+template <typename T, bool HAS_F>
+__global__ void __launch_bounds__(kSmemThreads, 1)
+    smem_kernel(RelaxPar P, ResGeom G, T *ua, T *ub, const T *__restrict__ f, SolveArgs a,
+                coop_relax_solve_state *st, long long *hi, double *hr) {
+  typedef typename Vec16<T>::type VT;
+  constexpr int V = Vec16<T>::n;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x, nthr = blockDim.x, nw = nthr >> 5, lane = tid & 31;
+  const int b = blockIdx.x, nb = gridDim.x;
+  const int rows = G.base + (b < G.extra ? 1 : 0); /* the band's, >= 1 (the plan's rule) */
+  const int rmax = G.base + (G.extra ? 1 : 0);
+  const int r0 = G.om0 + b * G.base + min(b, G.extra); /* the band's first row */
+  const bool live = tid < G.nch;
+  const int xs = (G.a0 + tid) * V;
+  const long long sy = G.sy;
+  const bool lead = b == 0 && tid == 0;
+  /* shared memory: the field ([row][chunk]), the measured field of a check
+   * (G.save), f (G.f_smem), the warps' edge columns ([parity][side][row][warp]) */
+  const long long band = (long long)rmax * nthr;
+  VT *F = reinterpret_cast<VT *>(smem) + tid;
+  VT *S = G.save ? F + band : nullptr;
+  VT *fs = reinterpret_cast<VT *>(smem) + (G.save ? 2 : 1) * band;
+  T *ecol = reinterpret_cast<T *>(fs + (HAS_F && G.f_smem ? band : 0));
+  __shared__ double s_sum;
+
+  unsigned om = 0; /* owned elements of the chunk */
+#pragma unroll
+  for (int e = 0; e < V; e++)
+    if (live && xs + e >= G.ox0 && xs + e < G.ox1) om |= 1u << e;
+
+  const VT z = vzero<T>();
+  const long long q0 = xs + sy * r0;
+  for (int r = 0; r < rows; r++) {
+    const VT v = live ? vload(ua + q0 + sy * r) : z;
+    F[r * nthr] = v;
+    if (lane == 0) ecol[r * nw + (tid >> 5)] = vget(v, 0); /* parity 0, first columns */
+    if (lane == 31) ecol[rmax * nw + r * nw + (tid >> 5)] = vget(v, V - 1);
+  }
+  /* the rows beside the band: the neighbours' edges, or the boundary */
+  VT up = live ? vload(ua + q0 - sy) : z;
+  VT dn = live ? vload(ua + q0 + sy * rows) : z;
+  const VT *fp = nullptr; /* f of row r at fp[r * fstride] */
+  long long fstride = 0;
+  if (HAS_F) {
+    if (G.f_smem) {
+      for (int r = 0; r < rows; r++) fs[r * nthr + tid] = live ? vload(f + q0 + sy * r) : z;
+      fp = fs + tid;
+      fstride = nthr;
+    } else {
+      fp = reinterpret_cast<const VT *>(f + q0);
+      fstride = sy / V;
+    }
+  }
+  __syncthreads();
+  const bool below = live && b > 0, above = live && b + 1 < nb;
+  const int w = tid >> 5;
+  const bool wl = w > 0, wr = w + 1 < nw;
+  const int es = 2 * rmax * nw; /* one parity's edge columns */
+
+  cg::grid_group grid = cg::this_grid();
+  T *cur_f = ua, *new_f = ub; /* the buffer of the iterate, and the one its edges go to */
+  long long it = 0, c_no = 0, steps = 0;
+  double r0n = 0.0, rn = 0.0;
+  int reason = 0, par = 0;
+  /* one sweep in place, its edge rows into new_f for the neighbours; after
+   * the barrier the neighbours' new edge rows */
+#define SMEM_SWEEP()                                                                            \
+  do {                                                                                          \
+    band_pass<T, HAS_F, true, false>(P, F, nthr, rows, up, dn, om, ecol + par * es,             \
+                                     ecol + par * es + rmax * nw, ecol + (par ^ 1) * es,       \
+                                     ecol + (par ^ 1) * es + rmax * nw, fp, fstride, new_f + q0, \
+                                     sy, below, above, wl, wr);                                 \
+    par ^= 1;                                                                                   \
+    grid.sync();                                                                                \
+    if (below) up = vload(new_f + q0 - sy);                                                     \
+    if (above) dn = vload(new_f + q0 + sy * rows);                                              \
+    T *t_ = cur_f;                                                                              \
+    cur_f = new_f;                                                                              \
+    new_f = t_;                                                                                 \
+  } while (0)
+  for (;;) {
+    /* check c_no of iterate it: its sum goes to acc[c_no % 3]; the slot the
+     * next check uses was last read before the previous barrier */
+    double part;
+    if (S) /* a sweep that keeps the old values in S */
+      part = band_pass<T, HAS_F, true, true>(P, F, nthr, rows, up, dn, om, ecol + par * es,
+                                             ecol + par * es + rmax * nw, ecol + (par ^ 1) * es,
+                                             ecol + (par ^ 1) * es + rmax * nw, fp, fstride, new_f + q0,
+                                             sy, below, above, wl, wr, S);
+    else /* the residual alone */
+      part = band_pass<T, HAS_F, false, true>(P, F, nthr, rows, up, dn, om, ecol + par * es,
+                                              ecol + par * es + rmax * nw, nullptr, nullptr, fp, fstride,
+                                              nullptr, sy, false, false, wl, wr);
+    steps++; /* counted as the register kernel's norm sweep is */
+    if (lead) st->acc[(c_no + 1) % 3] = 0.0;
+    block_sum_add(part, &st->acc[c_no % 3]);
+    grid.sync();
+    if (tid == 0) s_sum = *(volatile double *)&st->acc[c_no % 3];
+    if (S) {
+      par ^= 1;
+      if (below) up = vload(new_f + q0 - sy);
+      if (above) dn = vload(new_f + q0 + sy * rows);
+    }
+    __syncthreads();
+    reason = solve_check(s_sum, it, c_no, r0n, rn, a, lead, st, hi, hr);
+    c_no++;
+    if (reason) { /* the measured iterate, in S or still in F */
+      if (live)
+        for (int r = 0; r < rows; r++) vstore_mask<T>(cur_f + q0 + sy * r, (S ? S : F)[r * nthr], om);
+      break;
+    }
+    if (S) {
+      T *t = cur_f;
+      cur_f = new_f;
+      new_f = t;
+    } else {
+      SMEM_SWEEP();
+    }
+    it++;
+    const long long next = min(it - 1 + a.check_every, a.max_iter);
+    for (; it < next; it++) {
+      SMEM_SWEEP();
+      steps++;
+    }
+  }
+#undef SMEM_SWEEP
+  if (lead) solve_finish(st, r0n, rn, it, steps, reason);
+}
+
+void *pick(bool f32, bool has_f) {
+  return f32 ? (has_f ? (void *)smem_kernel<float, true> : (void *)smem_kernel<float, false>)
+             : (has_f ? (void *)smem_kernel<double, true> : (void *)smem_kernel<double, false>);
+}
+
+}  // namespace
+
+extern "C" int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long long check_every,
+                                         int sms, coop_relax_resident *p) {
+  const coop_grid *gr = &s->grid;
+  memset(p, 0, sizeof *p);
+  if (gr->ndim != 2 || sms < 1) return 0;
+  const bool f32 = gr->prec == COOP_FP32;
+  const long long V = f32 ? 4 : 2, tsize = f32 ? 4 : 8;
+  const long long ox0 = gr->g[0], ox1 = gr->g[0] + gr->n[0];
+  const long long nch = ox1 / V - (ox0 - 1) / V + 1;
+  const long long threads = (nch + 31) / 32 * 32;
+  if (threads > kSmemThreads) return 0;
+  const long long blocks = gr->n[1] < sms ? gr->n[1] : sms; /* every band a row at least */
+  const long long rmax = (gr->n[1] + blocks - 1) / blocks;
+  int dev = 0, optin = 0;
+  COOP_CUDA(cudaGetDevice(&dev));
+  COOP_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  void *k = pick(f32, has_f);
+  cudaFuncAttributes fa;
+  COOP_CUDA(cudaFuncGetAttributes(&fa, k));
+  const long long room = optin - (long long)fa.sharedSizeBytes;
+  const long long band = rmax * threads * 16;
+  const long long edges = 2LL * 2 * rmax * (threads / 32) * tsize;
+  long long bytes = band + edges;
+  if (bytes > room) return 0;
+  const int save = bytes + band <= room; /* a check in one pass */
+  if (save) bytes += band;
+  else if (check_every < kSparseChecks) return 0; /* two passes a check: streaming is faster */
+  const int f_smem = has_f && bytes + band <= room;
+  if (f_smem) bytes += band;
+  COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+  int per_sm = 0;
+  COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)threads, (size_t)bytes));
+  if ((long long)per_sm * sms < blocks) return 0;
+  p->blocks = (int)blocks;
+  p->threads = (int)threads;
+  p->groups = 1;
+  p->rows = (int)rmax;
+  p->smem = (int)bytes;
+  p->f_smem = f_smem;
+  p->save = save;
+  p->shared = 1;
+  return 0;
+}
+
+extern "C" int coop_relax_solve_smem_cuda(const coop_stencil *s, double c, void *u, void *unew,
+                                          const void *f, const coop_solve_ctl *ctl,
+                                          coop_relax_solve_state *state, long long *hist_iter,
+                                          double *hist_res, long long hist_cap,
+                                          const coop_relax_resident *p, void *stream) {
+  if (p->blocks < 1 || !p->shared || s->grid.ndim != 2)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "no shared-memory plan for this box");
+  RelaxPar P = make_relax_par(s, c);
+  SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
+  ResGeom G = make_geom(s, p);
+  cudaStream_t q = (cudaStream_t)stream;
+  void *k = pick(s->grid.prec == COOP_FP32, f != NULL);
+  void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res};
+  COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, q));
+  COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, p->smem));
+  COOP_CUDA(cudaLaunchCooperativeKernel(k, dim3(p->blocks), dim3(p->threads), args, (size_t)p->smem, q));
+  return 0;
+}
