@@ -98,7 +98,7 @@ static const coop_key_info keys[] = {
     KEY_BOOL("run", "resident", "true",
              "grid mode, one rank, a 2D box that fits on the chip: the field stays in registers "
              "(about 1M points fp32 on an H200) or else in shared memory (rows of at most 1024 "
-             "16-byte chunks, about 4M points fp32) across sweeps, and only the edge rows of each "
+             "16-byte chunks, about 7M points fp32) across sweeps, and only the edge rows of each "
              "block's band go through memory (false: every sweep streams the field from memory)"),
     KEY_INT("run", "device", "-1", -1, 4096,
             "GPU index; -1: node-local rank modulo the GPUs of the node"),
