@@ -24,8 +24,8 @@
  * kernel does). Where they do not (2048^2 fp32: 2 x 139 KB a block), a check
  * is a read-only pass that sums the residual, the grid barrier, the stop
  * test, and only then (going on) the update: one more pass and one more
- * barrier, so that plan is only taken for checks at least kSparseChecks
- * sweeps apart (2048^2 fp32 on the H200, us a sweep: 11.6 against 8.9
+ * barrier, so that plan is only taken for checks at least
+ * COOP_SMEM_SPARSE_CHECKS sweeps apart (2048^2 fp32 on the H200, us a sweep: 11.6 against 8.9
  * streamed with a check every sweep, 6.0 against 7.6 every 100).
  *
  * Same arithmetic as every other mode (relax_res2, same operands): the
@@ -35,14 +35,14 @@
 
 #include "kernels/cuda_check.cuh"
 #include "solvers/relax_band.cuh"
+#include "solvers/relax_plan.h"
 #include "solvers/relax_solve.cuh"
 
 namespace cg = cooperative_groups;
 
 namespace {
 
-constexpr int kSmemThreads = 1024; /* a band's row: at most 1024 chunks */
-constexpr long long kSparseChecks = 4; /* the two-pass check's least interval */
+constexpr int kSmemThreads = COOP_SMEM_MAX_THREADS; /* a band's row: at most 1024 chunks */
 
 /* One pass over the band in shared memory F (row r of the thread's chunk at
  * F[r * nthr]), up and dn the rows beside it, eL/eR the warps' first/last
@@ -239,42 +239,32 @@ extern "C" int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long 
                                          int sms, coop_relax_resident *p) {
   const coop_grid *gr = &s->grid;
   memset(p, 0, sizeof *p);
-  if (gr->ndim != 2 || sms < 1) return 0;
+  if (gr->ndim != 2) return 0;
   const bool f32 = gr->prec == COOP_FP32;
-  const long long V = f32 ? 4 : 2, tsize = f32 ? 4 : 8;
+  const long long V = f32 ? 4 : 2;
   const long long ox0 = gr->g[0], ox1 = gr->g[0] + gr->n[0];
   const long long nch = ox1 / V - (ox0 - 1) / V + 1;
-  const long long threads = (nch + 31) / 32 * 32;
-  if (threads > kSmemThreads) return 0;
-  const long long blocks = gr->n[1] < sms ? gr->n[1] : sms; /* every band a row at least */
-  const long long rmax = (gr->n[1] + blocks - 1) / blocks;
   int dev = 0, optin = 0;
   COOP_CUDA(cudaGetDevice(&dev));
   COOP_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   void *k = pick(f32, has_f);
   cudaFuncAttributes fa;
   COOP_CUDA(cudaFuncGetAttributes(&fa, k));
-  const long long room = optin - (long long)fa.sharedSizeBytes;
-  const long long band = rmax * threads * 16;
-  const long long edges = 2LL * 2 * rmax * (threads / 32) * tsize;
-  long long bytes = band + edges;
-  if (bytes > room) return 0;
-  const int save = bytes + band <= room; /* a check in one pass */
-  if (save) bytes += band;
-  else if (check_every < kSparseChecks) return 0; /* two passes a check: streaming is faster */
-  const int f_smem = has_f && bytes + band <= room;
-  if (f_smem) bytes += band;
-  COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+  coop_smem_fit fit;
+  if (!coop_smem_plan_fit(nch, gr->n[1], f32 ? 4 : 8, has_f, check_every, sms,
+                          optin - (long long)fa.sharedSizeBytes, &fit))
+    return 0;
+  COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fit.bytes));
   int per_sm = 0;
-  COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)threads, (size_t)bytes));
-  if ((long long)per_sm * sms < blocks) return 0;
-  p->blocks = (int)blocks;
-  p->threads = (int)threads;
+  COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, fit.threads, (size_t)fit.bytes));
+  if ((long long)per_sm * sms < fit.blocks) return 0;
+  p->blocks = fit.blocks;
+  p->threads = fit.threads;
   p->groups = 1;
-  p->rows = (int)rmax;
-  p->smem = (int)bytes;
-  p->f_smem = f_smem;
-  p->save = save;
+  p->rows = fit.rows;
+  p->smem = (int)fit.bytes;
+  p->f_smem = fit.f_smem;
+  p->save = fit.save;
   p->shared = 1;
   return 0;
 }

@@ -1,0 +1,31 @@
+/* The shared-memory resident plan's arithmetic (solvers/relax_plan.h). */
+#include "solvers/relax_plan.h"
+
+#include <string.h>
+
+int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int64_t check_every, int sms,
+                       int64_t room, coop_smem_fit *out) {
+  memset(out, 0, sizeof *out);
+  if (nch < 1 || ny < 1 || sms < 1 || (tsize != 4 && tsize != 8) || room <= 0) return 0;
+  if (nch > COOP_SMEM_MAX_THREADS) return 0;
+  const int64_t threads = (nch + 31) / 32 * 32;
+  const int64_t blocks = ny < sms ? ny : sms; /* every band a row at least */
+  const int64_t rmax = ny / blocks + (ny % blocks != 0);
+  if (rmax > room / 16) return 0; /* one row of a band is 16 bytes a thread at least: keeps the products below */
+  const int64_t band = rmax * threads * 16;
+  const int64_t edges = 2 * 2 * rmax * (threads / 32) * tsize; /* [parity][side][row][warp] */
+  int64_t bytes = band + edges;
+  if (bytes > room) return 0;
+  const int save = bytes + band <= room;
+  if (save) bytes += band;
+  else if (check_every < COOP_SMEM_SPARSE_CHECKS) return 0;
+  const int f_smem = has_f && bytes + band <= room;
+  if (f_smem) bytes += band;
+  out->blocks = (int)blocks;
+  out->threads = (int)threads;
+  out->rows = (int)rmax;
+  out->bytes = bytes;
+  out->save = save;
+  out->f_smem = f_smem;
+  return 1;
+}

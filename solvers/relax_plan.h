@@ -1,0 +1,35 @@
+/* The arithmetic of the shared-memory resident plan (solvers/relax_smem.cu),
+ * apart from the CUDA calls so that it is tested in every build. */
+#ifndef COOP_RELAX_PLAN_H
+#define COOP_RELAX_PLAN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most chunks a row (threads a block) of the shared-memory kernel. */
+#define COOP_SMEM_MAX_THREADS 1024
+/* A check in two passes (no room to keep the measured field) is planned only
+ * for checks this many sweeps apart or more: closer, streaming is faster
+ * (bench/results/2026-12-01-h200-smem-resident.md). */
+#define COOP_SMEM_SPARSE_CHECKS 4
+
+typedef struct {
+  int blocks, threads, rows; /* bands (one block each), threads a block, rows of the largest band */
+  int64_t bytes;             /* dynamic shared memory a block */
+  int save, f_smem;          /* the measured field kept aside; f in shared memory */
+} coop_smem_fit;
+
+/* The plan for a box of nch 16-byte chunks a row (ghost columns included)
+ * and ny owned rows of tsize-byte values on sms SMs with room bytes of shared
+ * memory a block: 1 and *out when it fits, 0 when the box should stream. */
+int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int64_t check_every, int sms,
+                       int64_t room, coop_smem_fit *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
