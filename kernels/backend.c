@@ -30,6 +30,11 @@ int coop_cuda_device_name(int dev, char *name, size_t len) {
   if (len) name[0] = '\0';
   return COOP_ERROR(COOP_ERR_RUNTIME, "this build has no CUDA");
 }
+int coop_cuda_device_shape(int dev, int *sms, int *smem_block) {
+  (void)dev;
+  *sms = *smem_block = 0;
+  return COOP_ERROR(COOP_ERR_RUNTIME, "this build has no CUDA");
+}
 int coop_cuda_device_busid(int dev, char *id, size_t len) {
   return coop_cuda_device_name(dev, id, len);
 }

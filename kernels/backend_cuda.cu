@@ -234,6 +234,13 @@ extern "C" int coop_cuda_device_count(void) {
   return n;
 }
 
+extern "C" int coop_cuda_device_shape(int dev, int *sms, int *smem_block) {
+  *sms = *smem_block = 0;
+  COOP_CUDA(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev));
+  COOP_CUDA(cudaDeviceGetAttribute(smem_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  return 0;
+}
+
 extern "C" int coop_cuda_device_busid(int dev, char *id, size_t len) {
   COOP_CUDA(cudaDeviceGetPCIBusId(id, (int)len, dev));
   return 0;

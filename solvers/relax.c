@@ -545,6 +545,7 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
       sv->field_resident = r->res.shared ? 2 : 1;
       sv->resident_rows = r->res.rows;
       sv->resident_groups = r->res.groups;
+      sv->resident_save = r->res.save;
     }
   }
   be->release(be, st);

@@ -9,9 +9,10 @@ int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int64_t ch
   if (nch < 1 || ny < 1 || sms < 1 || (tsize != 4 && tsize != 8) || room <= 0) return 0;
   if (nch > COOP_SMEM_MAX_THREADS) return 0;
   const int64_t threads = (nch + 31) / 32 * 32;
+  if (threads < COOP_SMEM_MIN_THREADS) return 0;
   const int64_t blocks = ny < sms ? ny : sms; /* every band a row at least */
   const int64_t rmax = ny / blocks + (ny % blocks != 0);
-  if (rmax > room / 16) return 0; /* one row of a band is 16 bytes a thread at least: keeps the products below */
+  if (rmax > COOP_SMEM_MAX_ROWS) return 0; /* also keeps the products below in range */
   const int64_t band = rmax * threads * 16;
   const int64_t edges = 2 * 2 * rmax * (threads / 32) * tsize; /* [parity][side][row][warp] */
   int64_t bytes = band + edges;

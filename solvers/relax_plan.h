@@ -15,6 +15,11 @@ extern "C" {
  * for checks this many sweeps apart or more: closer, streaming is faster
  * (bench/results/2026-12-01-h200-smem-resident.md). */
 #define COOP_SMEM_SPARSE_CHECKS 4
+/* The shapes measured, all faster than streaming: 9 to 32 warps a block and
+ * bands of 1 to 46 rows. Outside them (a few warps marching hundreds of
+ * dependent rows) the box streams until a measurement says otherwise. */
+#define COOP_SMEM_MIN_THREADS 256
+#define COOP_SMEM_MAX_ROWS 64
 
 typedef struct {
   int blocks, threads, rows; /* bands (one block each), threads a block, rows of the largest band */

@@ -167,8 +167,10 @@ __global__ void __launch_bounds__(res_threads(R), 1)
       fp = fs + tid;
       fstride = nthr;
     } else {
-      fp = reinterpret_cast<const VT *>(f + xs + sy * r0);
-      fstride = sy / V;
+      /* lanes past the row read the group's first chunk over and over:
+       * their own chunk may lie past the end of f */
+      fp = reinterpret_cast<const VT *>(f + (live ? xs + sy * r0 : G.a0 * V + sy * r0));
+      fstride = live ? sy / V : 0;
     }
   }
   put_edges<T, R>(ecol, v); /* by parity: written after a sweep, read in the next */

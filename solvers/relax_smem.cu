@@ -71,6 +71,8 @@ __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>
     T right = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
     if (lane == 0) left = wl ? eR[r * nw + w - 1] : (T)0; /* the first warp: ghost side */
     if (lane == 31) right = wr ? eL[r * nw + w + 1] : (T)0;
+    /* f in its row: loaded a row ahead it spilled in the loop at the 64
+     * registers of 1024 threads (ptxas sm_90) */
     VT fv;
     if (HAS_F) fv = fp[r * fstride];
     VT out = cur;
@@ -148,8 +150,10 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
       fp = fs + tid;
       fstride = nthr;
     } else {
-      fp = reinterpret_cast<const VT *>(f + q0);
-      fstride = sy / V;
+      /* lanes past the row read the band's first chunk over and over: their
+       * own chunk may lie past the end of f (narrow boxes) */
+      fp = reinterpret_cast<const VT *>(f + (live ? q0 : G.a0 * V + sy * r0));
+      fstride = live ? sy / V : 0;
     }
   }
   __syncthreads();

@@ -67,6 +67,7 @@ typedef struct {
   int halo_fused;        /* 1: the halos went by stores inside the persistent kernel */
   int field_resident;    /* the field stayed on the chip across sweeps (run.resident): 1 in registers, 2 in shared memory */
   int resident_rows, resident_groups; /* its most rows a thread, thread groups per block */
+  int resident_save;     /* shared memory: a check kept the measured field aside (else two passes) */
   int nphases;
   const char *phase_name[COOP_MAX_PHASES];
   double phase_time[COOP_MAX_PHASES];

@@ -224,12 +224,21 @@ static void test_smem_plan(void) {
   CU_ASSERT_EQUAL(coop_smem_plan_fit(1025, 132, 4, 0, 1, 132, room, &f), 0);
   CU_ASSERT_EQUAL(coop_smem_plan_fit(514, 132 * 25 + 1, 4, 0, 100, 132, room, &f), 0);
   CU_ASSERT_EQUAL(coop_smem_plan_fit(514, 132 * 25, 4, 0, 100, 132, room, &f), 1);
+  /* the shapes measured: 8 warps a block at least, 64 rows a band at most
+   * (30 x 30000 fp32 would march 228 rows with one warp a SM) */
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 50, 4, 0, 100, 132, room, &f), 1);
+  CU_ASSERT(f.threads == 256 && f.rows == 50);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 64 + 1, 4, 0, 100, 132, 1LL << 40, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 64, 4, 0, 100, 132, 1LL << 40, &f), 1);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(224, 132, 4, 0, 100, 132, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 64 + 1, 4, 0, 100, 132, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(9, 30000, 4, 1, 100, 132, room, &f), 0);
   /* sizes that would overflow a product, and nonsense: no plan, no trap */
   CU_ASSERT_EQUAL(coop_smem_plan_fit(514, INT64_MAX, 4, 1, 100, 132, room, &f), 0);
   CU_ASSERT_EQUAL(coop_smem_plan_fit(514, INT64_MAX / 2, 8, 1, 100, 1, INT64_MAX, &f), 0);
   CU_ASSERT_EQUAL(coop_smem_plan_fit(0, 10, 4, 0, 1, 132, room, &f), 0);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(10, 10, 4, 0, 1, 0, room, &f), 0);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(10, 10, 2, 0, 1, 132, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(300, 10, 4, 0, 1, 0, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(300, 10, 2, 0, 1, 132, room, &f), 0);
   CU_ASSERT_EQUAL(f.blocks, 0); /* cleared on refusal */
 }
 

@@ -85,6 +85,8 @@ int coop_backend_cuda_create(int device, coop_backend **out);
 int coop_cuda_device_count(void);
 /* Name of GPU dev into name[len]; 0 on success. */
 int coop_cuda_device_name(int dev, char *name, size_t len);
+/* SMs of GPU dev and the shared memory a block may opt into (bytes); 0 on success. */
+int coop_cuda_device_shape(int dev, int *sms, int *smem_block);
 /* PCI bus id of GPU dev into id[len] (tells GPUs apart across CUDA_VISIBLE_DEVICES). */
 int coop_cuda_device_busid(int dev, char *id, size_t len);
 /* Halo faces through NCCL (run.halo = nccl; kernels/halo_nccl.c, configure

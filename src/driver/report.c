@@ -17,7 +17,13 @@ void coop_report_help(int help) {
     printf("coopsolve %s\n", PACKAGE_VERSION);
     printf("CUDA: %s\n", COOP_HAVE_CUDA ? "yes (" COOP_CUDA_ARCHS ")" : "no");
     printf("NCCL: %s\n", COOP_HAVE_NCCL ? "yes" : "no");
-    printf("GPUs visible: %d\n", coop_cuda_device_count());
+    const int ngpu = coop_cuda_device_count();
+    printf("GPUs visible: %d\n", ngpu);
+    char name[256];
+    int sms = 0, smem = 0;
+    /* what tests size their boxes by (tests/gpu.sh: the on-chip plans) */
+    if (ngpu > 0 && !coop_cuda_device_name(0, name, sizeof name) && !coop_cuda_device_shape(0, &sms, &smem))
+      printf("GPU 0: %s, %d SMs, %d bytes of shared memory a block\n", name, sms, smem);
     printf("HDF5: %s\n", coop_io_parallel() ? "parallel" : "serial");
     printf("MPI CUDA-aware: %s\n", coop_comm_cuda_aware() ? "yes" : "no");
     return;
@@ -310,7 +316,8 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
            "of threads a block, at most %d rows a thread)\n", sv->resident_groups, sv->resident_rows);
   if (sv->field_resident == 2)
     printf("  field: held in shared memory across sweeps, band edges through L2 (run.resident: at most "
-           "%d rows a block; a residual check is a pass and a barrier of its own)\n", sv->resident_rows);
+           "%d rows a block; a residual check %s)\n", sv->resident_rows,
+           sv->resident_save ? "keeps the measured field aside" : "is a pass and a barrier of its own");
   printf("  throughput  %.1f Munknowns/s, %.1f GB/s (by the method's count of %.0f bytes per iteration on rank 0)\n",
          fig->mpts, fig->gbs, sv->bytes_per_iter);
   if (fig->gpus && fig->gpus < c->size)
