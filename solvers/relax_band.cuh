@@ -39,6 +39,31 @@ __device__ __forceinline__ void publish(T *dst, long long q, long long sy, int r
   if (above) vstore_mask<T>(dst + q + sy * (rows - 1), last, om);
 }
 
+/* One chunk of one row: the new values of its owned elements (om; the
+ * others keep ce) and, NORM, their squared residuals added to sum; left and
+ * right are the x neighbours beyond the chunk, prev and nxt the rows beside
+ * it. The same operands as relax_range, so the same bits. */
+template <typename T, bool HAS_F, bool UPDATE, bool NORM>
+__device__ __forceinline__ typename Vec16<T>::type band_chunk(
+    const typename Vec16<T>::type &cur, const typename Vec16<T>::type &prev,
+    const typename Vec16<T>::type &nxt, const typename Vec16<T>::type &fv, T left, T right, unsigned om,
+    T w0, T w1, T diag, T c, double &sum) {
+  constexpr int V = Vec16<T>::n;
+  typename Vec16<T>::type out = cur;
+#pragma unroll
+  for (int e = 0; e < V; e++) {
+    const T ce = vget(cur, e);
+    const T l = e == 0 ? left : vget(cur, e - 1);
+    const T rr = e == V - 1 ? right : vget(cur, e + 1);
+    const T res = relax_res2(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
+    if ((om >> e) & 1u) {
+      if (UPDATE) vset(out, e, ce + c * res);
+      if (NORM) sum += (double)res * (double)res;
+    }
+  }
+  return out;
+}
+
 inline ResGeom make_geom(const coop_stencil *s, const coop_relax_resident *p) {
   const coop_grid *gr = &s->grid;
   const int V = 16 / (int)coop_prec_size(gr->prec);

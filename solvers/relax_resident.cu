@@ -84,19 +84,7 @@ __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T
     VT fv;
     if (HAS_F) fv = fp[r * fstride];
     if (NORM) save[r * blockDim.x + threadIdx.x] = cur;
-    VT out = cur;
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      const T ce = vget(cur, e);
-      const T l = e == 0 ? left : vget(cur, e - 1);
-      const T rr = e == V - 1 ? right : vget(cur, e + 1);
-      const T res = relax_res2(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0,
-                               w0, w1, diag);
-      if ((om >> e) & 1u) {
-        vset(out, e, ce + c * res);
-        if (NORM) sum += (double)res * (double)res;
-      }
-    }
+    const VT out = band_chunk<T, HAS_F, true, NORM>(cur, prev, nxt, fv, left, right, om, w0, w1, diag, c, sum);
     v[r] = out;
     last = out; /* the band's last row, for publish (no indexing of v by rows) */
     prev = cur;

@@ -75,19 +75,7 @@ __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>
      * registers of 1024 threads (ptxas sm_90) */
     VT fv;
     if (HAS_F) fv = fp[r * fstride];
-    VT out = cur;
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      const T ce = vget(cur, e);
-      const T l = e == 0 ? left : vget(cur, e - 1);
-      const T rr = e == V - 1 ? right : vget(cur, e + 1);
-      const T res = relax_res2(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0,
-                               w0, w1, diag);
-      if ((om >> e) & 1u) {
-        if (UPDATE) vset(out, e, ce + c * res);
-        if (NORM) sum += (double)res * (double)res;
-      }
-    }
+    const VT out = band_chunk<T, HAS_F, UPDATE, NORM>(cur, prev, nxt, fv, left, right, om, w0, w1, diag, c, sum);
     if (UPDATE) {
       if (NORM) S[r * nthr] = cur;
       F[r * nthr] = out;
