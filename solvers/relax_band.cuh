@@ -1,7 +1,7 @@
 /* What the two on-chip whole solves (solvers/relax_resident.cu: the field in
  * registers; solvers/relax_smem.cu: in shared memory) share: one band of
- * consecutive owned rows per block, a thread per 16-byte chunk of a row, and
- * the band's edge rows through memory (L2) to the neighbouring bands. */
+ * consecutive owned rows per block, a thread per 16-byte chunk of a row
+ * (ghost columns included), the chunk update, the band geometry. */
 #ifndef COOP_RELAX_BAND_CUH
 #define COOP_RELAX_BAND_CUH
 
@@ -29,16 +29,6 @@ __device__ __forceinline__ typename Vec16<T>::type vzero() {
   return z;
 }
 
-/* The band's edge rows (first, last) into dst at storage index q of the first
- * row's chunk, for the neighbouring bands to load after the barrier. */
-template <typename T>
-__device__ __forceinline__ void publish(T *dst, long long q, long long sy, int rows, unsigned om,
-                                        bool below, bool above, const typename Vec16<T>::type &first,
-                                        const typename Vec16<T>::type &last) {
-  if (below) vstore_mask<T>(dst + q, first, om);
-  if (above) vstore_mask<T>(dst + q + sy * (rows - 1), last, om);
-}
-
 /* One chunk of one row: the new values of its owned elements (om; the
  * others keep ce) and, NORM, their squared residuals added to sum; left and
  * right are the x neighbours beyond the chunk, prev and nxt the rows beside
@@ -64,6 +54,13 @@ __device__ __forceinline__ typename Vec16<T>::type band_chunk(
   return out;
 }
 
+/* Chunks a row of the owned box spans, its ghost columns included (a
+ * thread each): the plans' and the kernels' count. */
+inline long long band_chunks(const coop_grid *gr) {
+  const long long V = 16 / (long long)coop_prec_size(gr->prec);
+  return (gr->g[0] + gr->n[0]) / V - (gr->g[0] - 1) / V + 1;
+}
+
 inline ResGeom make_geom(const coop_stencil *s, const coop_relax_resident *p) {
   const coop_grid *gr = &s->grid;
   const int V = 16 / (int)coop_prec_size(gr->prec);
@@ -72,7 +69,7 @@ inline ResGeom make_geom(const coop_stencil *s, const coop_relax_resident *p) {
   g.ox0 = (int)gr->g[0];
   g.ox1 = (int)(gr->g[0] + gr->n[0]);
   g.a0 = (g.ox0 - 1) / V;
-  g.nch = g.ox1 / V - g.a0 + 1;
+  g.nch = (int)band_chunks(gr);
   g.om0 = (int)gr->g[1];
   g.base = (int)(gr->n[1] / p->blocks);
   g.extra = (int)(gr->n[1] % p->blocks);

@@ -108,6 +108,16 @@ __device__ __forceinline__ void put_edges(T *e, const typename Vec16<T>::type (&
   }
 }
 
+/* The band's edge rows (first, last) into dst at storage index q of the first
+ * row's chunk, for the neighbouring bands to load after the barrier. */
+template <typename T>
+__device__ __forceinline__ void publish(T *dst, long long q, long long sy, int rows, unsigned om,
+                                        bool below, bool above, const typename Vec16<T>::type &first,
+                                        const typename Vec16<T>::type &last) {
+  if (below) vstore_mask<T>(dst + q, first, om);
+  if (above) vstore_mask<T>(dst + q + sy * (rows - 1), last, om);
+}
+
 template <typename T, bool HAS_F, int R>
 __global__ void __launch_bounds__(res_threads(R), 1)
     resident_kernel(RelaxPar P, ResGeom G, T *ua, T *ub, const T *__restrict__ f, SolveArgs a,
@@ -257,9 +267,8 @@ extern "C" int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, l
   memset(p, 0, sizeof *p);
   if (gr->ndim != 2) return 0; /* 3D boxes stream from memory */
   const bool f32 = gr->prec == COOP_FP32;
-  const long long V = f32 ? 4 : 2, tsize = f32 ? 4 : 8;
-  const long long ox0 = gr->g[0], ox1 = gr->g[0] + gr->n[0];
-  const long long nch = ox1 / V - (ox0 - 1) / V + 1;
+  const long long tsize = f32 ? 4 : 8;
+  const long long nch = band_chunks(gr);
   const long long threads = (nch + 31) / 32 * 32;
   int dev = 0, optin = 0;
   COOP_CUDA(cudaGetDevice(&dev));

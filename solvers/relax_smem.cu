@@ -233,9 +233,7 @@ extern "C" int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long 
   memset(p, 0, sizeof *p);
   if (gr->ndim != 2) return 0;
   const bool f32 = gr->prec == COOP_FP32;
-  const long long V = f32 ? 4 : 2;
-  const long long ox0 = gr->g[0], ox1 = gr->g[0] + gr->n[0];
-  const long long nch = ox1 / V - (ox0 - 1) / V + 1;
+  const long long nch = band_chunks(gr);
   int dev = 0, optin = 0;
   COOP_CUDA(cudaGetDevice(&dev));
   COOP_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
