@@ -48,6 +48,7 @@ struct RelaxGeom {
   int q0, qn, oq0, oq1; /* other axis (3D y): first, count, owned; 2D: 0, 1, 0, 1 */
   int ry, nstrips;   /* rows per task, strips of ry rows */
   unsigned tasks;    /* nch * nstrips * qn */
+  unsigned wtasks;   /* 2D: warp tasks (32 chunks of a strip), ceil(nch / 32) * nstrips */
 };
 
 template <typename T>
@@ -161,6 +162,166 @@ __device__ __forceinline__ bool peer_touches(const PeerFwd &F, const RelaxGeom &
   return false;
 }
 
+
+/* Threads per block of every relaxation kernel, and the least resident blocks
+ * per SM all of them are built for (64 registers). One bound for the per-step
+ * and the persistent kernels: the modes run at the same occupancy (at 3 blocks
+ * per SM the persistent fp64 kernel lost 14% to the per-step one at 4). */
+constexpr int RELAX_THREADS = 256;
+#define RELAX_BOUNDS __launch_bounds__(RELAX_THREADS, 4)
+
+/* ---- 2D: the rows ahead in a cp.async ring in shared memory ----
+ * The march above keeps about one row in flight per thread (its SASS copies
+ * each prefetched row into place, waiting on it), 75-80% of memcpy on large
+ * boxes. Here a warp marches a strip of 32 chunks: each thread copies its
+ * chunk of each row into a ring of kRing slots of its own with 16-byte
+ * cp.async (L2 only), so kRing - 1 rows are in flight without registers
+ * holding them; x neighbours come by shuffles, the strip's outer two by 4- or
+ * 8-byte copies into the ring beside it. Each thread reads back only what it
+ * copied, so the ring needs no barrier: cp.async.wait_group makes a thread's
+ * own copies visible to it, and a slot is refilled after the row computed
+ * from it is stored. cp.async is a weak memory operation whatever its cache
+ * hint (PTX ISA, cp.async), so after grid.sync() it sees other blocks' writes
+ * as the plain loads of relax_range do. The stream probe (bench/stream_probe.cu, V1 D=6): 16384^2
+ * fp32 602 against 676 us a sweep, 8192^2 fp64 307 against 329
+ * (bench/results/2026-12-01-h200-smem-resident.md). Same arithmetic (same
+ * operands of relax_res2), so the same bits. */
+constexpr int kRing = 6;
+__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void cp_async16(unsigned dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(__cvta_generic_to_global(src))
+               : "memory");
+}
+template <int N> /* 4 or 8 bytes: only the .ca form exists below 16 */
+__device__ __forceinline__ void cp_async_small(unsigned dst, const void *src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(__cvta_generic_to_global(src)),
+               "n"(N)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* The ring of a block: RELAX_THREADS threads, kRing slots each, and the
+ * strips' outer neighbours [warp][slot][left, right]. One per element type:
+ * a kernel that calls the march with and without the residual (the whole
+ * solve) shares it rather than holding two. */
+template <typename T>
+struct RingSmem {
+  typename Vec16<T>::type v[kRing][RELAX_THREADS];
+  T edge[RELAX_THREADS / 32][kRing][2];
+};
+template <typename T>
+__device__ __forceinline__ RingSmem<T> &ring_smem() {
+  __shared__ RingSmem<T> R;
+  return R;
+}
+
+template <typename T, bool HAS_F, bool NORM, typename I>
+__device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
+                                   const T *__restrict__ f, I t0, I ts) {
+  typedef typename Vec16<T>::type VT;
+  constexpr int V = Vec16<T>::n;
+  RingSmem<T> &R = ring_smem<T>();
+  const T w0 = (T)P.w0, w1 = (T)P.w1, diag = (T)P.diag, c = (T)P.c;
+  const long long ms = G.sy;
+  const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+  const I nxs = (I)((G.nch + 31) / 32), wtasks = (I)G.wtasks;
+  const unsigned my_slot = smem_u32(&R.v[0][threadIdx.x]), my_edge = smem_u32(&R.edge[wib][0][0]);
+  constexpr unsigned slot_bytes = RELAX_THREADS * 16, edge_bytes = 2 * sizeof(T);
+  double sum = 0.0;
+  /* warp tasks: the warp's index among all, every lane the same task */
+  for (I wt = t0 >> 5; wt < wtasks; wt += ts >> 5) {
+    const I strip = wt / nxs, xsi = wt - strip * nxs;
+    const int ch0 = (int)xsi * 32, width = min(32, G.nch - ch0);
+    const bool active = lane < width, first = lane == 0, last = lane == width - 1;
+    const int xs = (G.a0 + ch0 + lane) * V;
+    const int m = G.m0 + (int)strip * G.ry;
+    const int rows = min(G.ry, G.mn - (int)strip * G.ry);
+    unsigned xm = 0, om = 0; /* in the region, and owned among them (relax_range) */
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      const int x = xs + e;
+      if (active && x >= G.x0 && x < G.x1) {
+        xm |= 1u << e;
+        if (x >= G.ox0 && x < G.ox1) om |= 1u << e;
+      }
+    }
+    const bool need_l = first && (xm & 1u), need_r = last && ((xm >> (V - 1)) & 1u);
+    const T *ld = u + xs + ms * (m - 1); /* the next row to copy */
+    long long idx = xs + ms * m;         /* the row computed next */
+    int to_load = rows + 2;
+    /* the next row into slot s; every call commits a group (empty past the
+     * last row), so that wait_group counts the same at every row. The x
+     * neighbours only of the rows computed (copies 1 .. rows), as relax_range */
+    auto load = [&](int s) {
+      if (to_load > 0) {
+        const bool computed = to_load >= 2 && to_load <= rows + 1;
+        if (active) cp_async16(my_slot + s * slot_bytes, ld);
+        if (need_l && computed) cp_async_small<sizeof(T)>(my_edge + s * edge_bytes, ld - 1);
+        if (need_r && computed) cp_async_small<sizeof(T)>(my_edge + s * edge_bytes + sizeof(T), ld + V);
+        ld += ms;
+        to_load--;
+      }
+      cp_async_commit();
+    };
+#pragma unroll
+    for (int k = 0; k < kRing; k++) load(k);
+    cp_async_wait<kRing - 2>(); /* rows m - 1 and m */
+    VT prev = R.v[0][threadIdx.x], cur = R.v[1][threadIdx.x];
+    /* an edge slot only by the lane that copied it (another lane's copy may
+     * be landing in the same line) */
+    T cl = first ? R.edge[wib][1][0] : (T)0, cr = last ? R.edge[wib][1][1] : (T)0;
+    load(0); /* as the probe: the slots' reads above are issued before these copies */
+    load(1);
+    VT fnext;
+    if (HAS_F) fnext = active ? vload(f + idx) : prev;
+    /* slot s holds row m + r + 1 (copy r + 2); shared memory takes a run-time
+     * slot at no cost, and a loop unrolled by kRing spilled at 64 registers */
+    for (int r = 0, s = 2 % kRing; r < rows; r++, s = s + 1 == kRing ? 0 : s + 1) {
+      const int left_rows = rows - 1 - r;
+      cp_async_wait<kRing - 1>(); /* row m + r + 1 */
+      const VT next = R.v[s][threadIdx.x];
+      const T nl = first ? R.edge[wib][s][0] : (T)0, nr = last ? R.edge[wib][s][1] : (T)0;
+      const VT fv = fnext;
+      if (HAS_F && left_rows > 0 && active) fnext = vload(f + idx + ms);
+      const T sl = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
+      const T sr = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
+      const T left = (xm & 1u) ? (first ? cl : sl) : (T)0;
+      const T right = (xm >> (V - 1)) & 1u ? (last ? cr : sr) : (T)0;
+      const unsigned rom = (m + r >= G.om0 && m + r < G.om1) ? om : 0u;
+      VT out;
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        const T ce = vget(cur, e);
+        const T l = e == 0 ? left : vget(cur, e - 1);
+        const T rr = e == V - 1 ? right : vget(cur, e + 1);
+        const T res = relax_res2(ce, l, rr, vget(prev, e), vget(next, e), HAS_F ? vget(fv, e) : (T)0,
+                                 w0, w1, diag);
+        vset(out, e, ce + c * res);
+        if (NORM && ((rom >> e) & 1u)) sum += (double)res * (double)res;
+      }
+      if (xm == (1u << V) - 1u) {
+        vstore(un + idx, out);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          if ((xm >> e) & 1u) un[idx + e] = vget(out, e);
+      }
+      load(s); /* slot s again (copy r + 2 + kRing), its value long in registers */
+      idx += ms;
+      prev = cur;
+      cur = next;
+      cl = nl;
+      cr = nr;
+    }
+  }
+  cp_async_wait<0>(); /* nothing of this call left in flight (empty groups only) */
+  return sum;
+}
+
 /* Tasks t0, t0 + ts, ... of region G: the relaxation step, and (NORM) the
  * thread's sum of squared residuals over owned points. u and un carry no
  * __restrict__: the persistent kernels write u between grid barriers and
@@ -171,6 +332,7 @@ template <typename T, int DIM, bool HAS_F, bool NORM, typename I, bool FWD = fal
 __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
                               const T *__restrict__ f, I t0, I ts, const PeerFwd *fwd = nullptr,
                               int par = 0, bool *fwd_hit = nullptr) {
+  if (DIM == 2 && !FWD) return relax_range_ring<T, HAS_F, NORM, I>(P, G, u, un, f, t0, ts);
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   const T w0 = (T)P.w0, w1 = (T)P.w1, w2 = (T)P.w2, diag = (T)P.diag, c = (T)P.c;
@@ -268,12 +430,6 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
   return sum;
 }
 
-/* Threads per block of every relaxation kernel, and the least resident blocks
- * per SM all of them are built for (64 registers). One bound for the per-step
- * and the persistent kernels: the modes run at the same occupancy (at 3 blocks
- * per SM the persistent fp64 kernel lost 14% to the per-step one at 4). */
-constexpr int RELAX_THREADS = 256;
-#define RELAX_BOUNDS __launch_bounds__(RELAX_THREADS, 4)
 
 inline RelaxPar make_relax_par(const coop_stencil *s, double c) {
   RelaxPar p = {s->w[0], s->w[1], s->w[2], 2.0 * (s->w[0] + s->w[1] + s->w[2]), c};
@@ -324,7 +480,9 @@ inline int relax_geom_try(const coop_stencil *s, const coop_region *r, long long
   }
   g.a0 = (int)(g.x0 / V);
   g.nch = (int)((g.x1 - 1) / V - g.a0 + 1);
-  const long long base = (long long)g.nch * g.qn;
+  /* threads a strip of rows takes: a chunk each (3D), or 2D's warps of 32
+   * chunks (relax_range_ring), so that the tasks fill the threads once */
+  const long long base = d3 ? (long long)g.nch * g.qn : (g.nch + 31LL) / 32 * 32;
   /* as many strips as fill the threads once: one task per thread, so a
    * persistent thread marches one long column instead of several short ones
    * in turn (each start waits on its first rows: with tasks capped at 64 rows
@@ -335,8 +493,11 @@ inline int relax_geom_try(const coop_stencil *s, const coop_region *r, long long
   g.ry = (int)((g.mn + strips - 1) / strips);
   g.nstrips = (g.mn + g.ry - 1) / g.ry;
   const long long tasks = base * g.nstrips;
+  const long long wtasks = (g.nch + 31LL) / 32 * g.qn * g.nstrips;
   if (2 * tasks + target + 4096LL * RELAX_THREADS >= (1LL << 32)) return -1;
+  if (2 * 32 * wtasks + target + 4096LL * RELAX_THREADS >= (1LL << 32)) return -1;
   g.tasks = (unsigned)tasks;
+  g.wtasks = (unsigned)wtasks;
   *G = g;
   return 0;
 }

@@ -255,7 +255,8 @@ extern "C" int coop_relax_fit_blocks_cuda(const coop_stencil *s, int most, int s
       G.ry >= kMinRowsPerThread)
     return most;
   const long long strips = (G.mn + kMinRowsPerThread - 1) / kMinRowsPerThread;
-  const long long threads = (long long)G.nch * G.qn * strips;
+  /* 2D: warps of 32 chunks (relax_range_ring) */
+  const long long threads = (s->grid.ndim == 2 ? (G.nch + 31LL) / 32 * 32 : (long long)G.nch) * G.qn * strips;
   long long b = (threads + RELAX_THREADS - 1) / RELAX_THREADS;
   if (b < sms) b = sms;
   return b < most ? (int)b : most;
