@@ -6,15 +6,18 @@
 #   bench/batched.sh BUILD_DIR OUT_DIR [quick|full]
 # uniform: B problems of one size (side^2 rows, 2D), shifts uniform on
 #   [0, 1000] so the problems converge unevenly (a larger shift converges
-#   faster); every sync mode (row, cluster, block, grid, launch, auto) with the
-#   atomic schedule: problems per second. full: B = 1, 16, 256, 4096 at sides
+#   faster); every sync mode (row, cluster, block, grid, launch, launch_each,
+#   auto) with the atomic schedule: problems per second of kernel time (the
+#   device's time from the first solve kernel to the end of the last,
+#   /batch kernel_time; solve s, with allocations and copies, beside it). full: B = 1, 16, 256, 4096 at sides
 #   32, 64, 128, 256 (rows B x side^2 at most 2^24: larger ones are listed as
 #   left out); quick: B = 16, 256 at sides 32 and 128.
 # ragged: B = 1000 problems, sides log-uniform (full: 16 .. 1024, the issue's
 #   16^2 .. 1024^2 points; quick: 4 .. 32, i.e. 16 .. 1024 rows),
 #   static against atomic (and clc where the GPU has it) in block, cluster and
-#   row groups: solve time and the load imbalance (busiest group's time over
-#   the mean, from /batch busy_max and busy_mean).
+#   row groups: solve and kernel time, the load imbalance (busiest group's
+#   time over the mean, from /batch busy_max and busy_mean) and kernel time
+#   over the mean group's busy time (1.0: the work spread evenly).
 # Each run: CG (BATCHED_METHOD=jacobi for Jacobi), rtol 1e-6, no solution
 # written. A failing run becomes a "skipped: MESSAGE" row. BATCHED_TIMEOUT
 # (s, default 120) bounds one run; BATCHED_DRY_RUN=1 lists the rows only.
@@ -36,7 +39,7 @@ max_rows=$((1 << 24))
 plan=()
 uniform() { # Bs sides
   local b s m
-  for b in $1; do for s in $2; do for m in row cluster block grid launch auto; do
+  for b in $1; do for s in $2; do for m in row cluster block grid launch launch_each auto; do
     plan+=("uniform $b $s $m atomic")
   done; done; done
 }
@@ -117,7 +120,8 @@ def load(r):
     with h5py.File(r["h5"], "r") as f:
         b, s = f["batch"].attrs, f["solver"].attrs
         it = f["batch/iterations"][:]
-        return dict(t=float(s["solve_time"]), sync=text(b["sync_used"]), sched=text(b["schedule_used"]),
+        kt = float(b["kernel_time"]) if "kernel_time" in b else 0.0
+        return dict(t=float(s["solve_time"]), kt=kt, tk=kt if kt > 0 else float(s["solve_time"]), sync=text(b["sync_used"]), sched=text(b["schedule_used"]),
                     bpg=int(b["group_blocks_used"]), groups=int(b["groups"]), barriers=int(b["barriers"]),
                     bmax=float(b["busy_max"]), bmean=float(b["busy_mean"]), itmin=int(it.min()),
                     itmax=int(it.max()), count=int(b["count"]), rows=int(b["rows"]))
@@ -135,45 +139,49 @@ for r in rows:
 print(open(barriers).read().rstrip())
 print()
 print(f"## Uniform sizes, uneven convergence ({method}, rtol 1e-6, shifts 0 .. 1000)\n")
-print("| B | side | rows | sync | schedule | blocks/group | groups | iterations | solve s | problems/s | "
-      "group barriers | vs best |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| B | side | rows | sync | schedule | blocks/group | groups | iterations | solve s | kernel s | "
+      "problems/s | group barriers | vs best |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 best = {}
 for r in rows:
     f = figs.get(r["name"])
     if r["kind"] == "uniform" and f:
         key = (r["B"], r["side"])
-        best[key] = min(best.get(key, 1e300), f["t"])
+        best[key] = min(best.get(key, 1e300), f["tk"])
 for r in rows:
     if r["kind"] != "uniform":
         continue
     f = figs.get(r["name"])
     lead = f"| {r['B']} | {r['side']} | {int(r['B']) * int(r['side']) ** 2} | {r['sync']} | "
     if not f:
-        print(lead + f"{r['schedule']} | {r['status']}: {r['message']} | | | | | | | |")
+        print(lead + f"{r['schedule']} | {r['status']}: {r['message']} | | | | | | | | |")
         continue
     sync = f["sync"] if f["sync"] == r["sync"] else f"{r['sync']} -> {f['sync']}"
-    vs = f["t"] / best[(r["B"], r["side"])]
+    vs = f["tk"] / best[(r["B"], r["side"])]
     print(lead.replace(f"| {r['sync']} | ", f"| {sync} | ") +
           f"{f['sched']} | {f['bpg']} | {f['groups']} | {f['itmin']} .. {f['itmax']} | {f['t']:.4f} | "
-          f"{f['count'] / f['t']:.1f} | {f['barriers']} | {vs:.2f}x |")
+          f"{f['kt']:.4f} | {f['count'] / f['tk']:.1f} | {f['barriers']} | {vs:.2f}x |")
 
 sides = sorted({r["side"] for r in rows if r["kind"] == "ragged"})
 print(f"\n## Ragged sizes: 1000 problems, sides log-uniform {', '.join(sides)} ({method}, rtol 1e-6)\n")
-print("| sync | schedule | blocks/group | groups | solve s | problems/s | busiest group s | mean group s | "
-      "imbalance |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| sync | schedule | blocks/group | groups | solve s | kernel s | problems/s | busiest group s | "
+      "mean group s | imbalance | kernel / mean |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for r in rows:
     if r["kind"] != "ragged":
         continue
     f = figs.get(r["name"])
     if not f:
-        print(f"| {r['sync']} | {r['schedule']} | {r['status']}: {r['message']} | | | | | | |")
+        print(f"| {r['sync']} | {r['schedule']} | {r['status']}: {r['message']} | | | | | | | | |")
         continue
     imb = f["bmax"] / f["bmean"] if f["bmean"] > 0 else float("nan")
-    print(f"| {f['sync']} | {f['sched']} | {f['bpg']} | {f['groups']} | {f['t']:.4f} | {f['count'] / f['t']:.1f} | "
-          f"{f['bmax']:.4f} | {f['bmean']:.4f} | {imb:.2f} |")
-print("\nsolve s: /solver solve_time (the slowest rank's solve, uploads and downloads included); "
-      "busiest/mean group: seconds each group spent inside its problems (device clock).")
+    even = f["kt"] / f["bmean"] if f["bmean"] > 0 and f["kt"] > 0 else float("nan")
+    print(f"| {f['sync']} | {f['sched']} | {f['bpg']} | {f['groups']} | {f['t']:.4f} | {f['kt']:.4f} | "
+          f"{f['count'] / f['tk']:.1f} | {f['bmax']:.4f} | {f['bmean']:.4f} | {imb:.2f} | {even:.2f} |")
+print("\nsolve s: /solver solve_time (the slowest rank's solve, allocations, uploads and downloads "
+      "included); kernel s: /batch kernel_time (first solve kernel to the end of the last, device "
+      "events); problems/s and vs best: by kernel s; busiest/mean group: seconds each group spent "
+      "inside its problems (device clock); kernel / mean: kernel s over the mean group's busy time "
+      "(1.00 = the total work spread evenly over the groups).")
 PYEOF
 cat "$out/table.md"

@@ -77,13 +77,14 @@ int coop_batch_solve(coop_backend *be, const coop_batch *bt, const coop_batch_ct
       opt->groups_used = 1;
       opt->barriers = 0;
       opt->busy_max = opt->busy_mean = 0.0; /* per problem seconds are in res */
+      opt->kernel_time = 0.0;
     }
   }
   return 0;
 }
 
 const char *coop_batch_sync_name(int sync) {
-  static const char *const names[] = {"auto", "row", "cluster", "block", "grid", "launch", "host"};
+  static const char *const names[] = {"auto", "row", "cluster", "block", "grid", "launch", "launch_each", "host"};
   return sync >= 0 && sync < (int)(sizeof names / sizeof *names) ? names[sync] : "unknown";
 }
 

@@ -95,7 +95,8 @@ typedef enum {
   COOP_BSYNC_CLUSTER, /* a thread-block cluster per problem, cluster.sync() */
   COOP_BSYNC_BLOCK,   /* one block per problem, __syncthreads() only */
   COOP_BSYNC_GRID,    /* every problem in one cooperative kernel, grid.sync() */
-  COOP_BSYNC_LAUNCH,  /* kernels per problem and step */
+  COOP_BSYNC_LAUNCH,  /* kernels per step, each over every active problem */
+  COOP_BSYNC_LAUNCH_EACH, /* kernels per problem and step (the naive baseline) */
   COOP_BSYNC_HOST     /* what ran on the host backend (problem after problem); never asked for */
 } coop_batch_sync;
 
@@ -117,6 +118,9 @@ typedef struct {
    * measured: host, launch): the busiest group's and the mean over groups;
    * busy_max / busy_mean is the load imbalance of the schedule */
   double busy_max, busy_mean;
+  /* seconds from the first kernel of the solve to the end of the last (device
+   * events; uploads, downloads and allocations left out; 0 on the host) */
+  double kernel_time;
 } coop_batch_run;
 
 /* Solve every problem of bt on backend be: x holds the initial guesses in and

@@ -23,6 +23,9 @@
  *   launch   one kernel per step over every problem's row chunks and one per
  *            reduction; the host reads a device count of active problems
  *            every kLaunchCheck steps: the classic baseline.
+ *   launch_each  the same kernels launched for one problem at a time, problem
+ *            after problem each step (a solver library called per system);
+ *            the host drops the problems found done every kLaunchCheck steps.
  *
  * The arithmetic is the host reference's (solvers/batch_host.c): rows in
  * stored order, each product and sum rounded on its own (__dmul_rn and
@@ -595,6 +598,7 @@ struct Chunks {
   const int64_t *prob;      /* each chunk's problem */
   const int32_t *row;       /* its first local row */
   const int64_t *first;     /* count + 1: each problem's first chunk */
+  long long c0, p0, p1;     /* this launch: chunks from c0 (blockIdx.x + c0), problems [p0, p1) */
   double *part;             /* n x kK partial sums */
   PState *st;
   int *active;
@@ -609,8 +613,8 @@ struct ChunkRows {
  * problem is done (uniform over the block: the whole block returns). */
 __device__ ChunkRows chunk_rows(const Batch &B, const Chunks &L) {
   ChunkRows c;
-  c.p = L.prob[blockIdx.x];
-  const int row = L.row[blockIdx.x];
+  c.p = L.prob[blockIdx.x + L.c0];
+  const int row = L.row[blockIdx.x + L.c0];
   c.R.lo = B.row_off[c.p];
   c.R.n = min((int)(B.row_off[c.p + 1] - c.R.lo), row + kThreads);
   c.R.t0 = row + threadIdx.x;
@@ -623,7 +627,7 @@ template <int K>
 __device__ void chunk_store(Shared &sh, const Chunks &L, double (&v)[K]) {
   block_reduce(sh, v);
   if (threadIdx.x == 0)
-    for (int k = 0; k < K; k++) L.part[blockIdx.x * (long long)kK + k] = v[k];
+    for (int k = 0; k < K; k++) L.part[(blockIdx.x + L.c0) * (long long)kK + k] = v[k];
 }
 
 /* Warp per problem: its chunks' partials summed in a fixed order. */
@@ -641,7 +645,11 @@ __device__ bool chunk_sums(const Chunks &L, long long p, double (&v)[K]) {
   return lane == 0;
 }
 
-__device__ long long warp_problem() { return ((long long)blockIdx.x * kThreads + threadIdx.x) >> 5; }
+/* the warp's problem, or -1 past this launch's */
+__device__ long long warp_problem(const Chunks &L) {
+  const long long p = L.p0 + (((long long)blockIdx.x * kThreads + threadIdx.x) >> 5);
+  return p < L.p1 ? p : -1;
+}
 
 __device__ void launch_done(const Batch &B, const Chunks &L, long long p, int reason) {
   PState &s = L.st[p];
@@ -684,8 +692,8 @@ __global__ void __launch_bounds__(kThreads) lk_relax_sweep(Batch B, Chunks L) {
 
 template <bool HEAT>
 __global__ void __launch_bounds__(kThreads) lk_relax_end(Batch B, Chunks L) {
-  const long long p = warp_problem();
-  if (p >= B.count || L.st[p].reason) return;
+  const long long p = warp_problem(L);
+  if (p < 0 || L.st[p].reason) return;
   double v[1];
   if (!chunk_sums(L, p, v)) return;
   PState &s = L.st[p];
@@ -702,10 +710,10 @@ __global__ void __launch_bounds__(kThreads) lk_relax_end(Batch B, Chunks L) {
 
 /* Jacobi's and heat's answer of the problems that ended with x in the spare buffer. */
 __global__ void __launch_bounds__(kThreads) lk_jacobi_copy(Batch B, Chunks L) {
-  const long long p = L.prob[blockIdx.x];
+  const long long p = L.prob[blockIdx.x + L.c0];
   if (!L.st[p].cur) return;
   const long long lo = B.row_off[p];
-  const int i = L.row[blockIdx.x] + threadIdx.x;
+  const int i = L.row[blockIdx.x + L.c0] + threadIdx.x;
   if (i < B.row_off[p + 1] - lo) B.x[lo + i] = B.xs[lo + i];
 }
 
@@ -735,8 +743,8 @@ __device__ void cg_launch_check(const Batch &B, const Chunks &L, long long p) {
 }
 
 __global__ void __launch_bounds__(kThreads) lk_cg_start_end(Batch B, Chunks L) {
-  const long long p = warp_problem();
-  if (p >= B.count || L.st[p].reason) return;
+  const long long p = warp_problem(L);
+  if (p < 0 || L.st[p].reason) return;
   double v[2];
   if (!chunk_sums(L, p, v)) return;
   PState &s = L.st[p];
@@ -755,8 +763,8 @@ __global__ void __launch_bounds__(kThreads) lk_cg_direction(Batch B, Chunks L) {
 }
 
 __global__ void __launch_bounds__(kThreads) lk_cg_direction_end(Batch B, Chunks L) {
-  const long long p = warp_problem();
-  if (p >= B.count || L.st[p].reason) return;
+  const long long p = warp_problem(L);
+  if (p < 0 || L.st[p].reason) return;
   double v[1];
   if (!chunk_sums(L, p, v)) return;
   PState &s = L.st[p];
@@ -776,8 +784,8 @@ __global__ void __launch_bounds__(kThreads) lk_cg_update(Batch B, Chunks L) {
 }
 
 __global__ void __launch_bounds__(kThreads) lk_cg_update_end(Batch B, Chunks L) {
-  const long long p = warp_problem();
-  if (p >= B.count || L.st[p].reason) return;
+  const long long p = warp_problem(L);
+  if (p < 0 || L.st[p].reason) return;
   double v[2];
   if (!chunk_sums(L, p, v)) return;
   PState &s = L.st[p];
@@ -939,9 +947,10 @@ int plan_schedule(const Gpu &g, const coop_batch_run *opt, bool heat, Plan *pl) 
   if (opt->schedule == COOP_SCHED_CLC && !cc10)
     return coop_error_input("run.schedule = clc needs compute capability 10.0; GPU %d has %d.%d", g.id,
                             g.major, g.minor);
-  if (pl->sync == COOP_BSYNC_LAUNCH) {
+  if (pl->sync == COOP_BSYNC_LAUNCH || pl->sync == COOP_BSYNC_LAUNCH_EACH) {
     if (opt->schedule == COOP_SCHED_CLC)
-      return coop_error_input("run.schedule = clc needs run.sync = block or cluster; run.sync is launch");
+      return coop_error_input("run.schedule = clc needs run.sync = block or cluster; run.sync is %s",
+                              coop_batch_sync_name(pl->sync));
     pl->sched = COOP_SCHED_STATIC; /* every problem at once: no scheduler */
     return 0;
   }
@@ -1024,7 +1033,7 @@ int make_plan(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl)
     pl->sync = auto_sync(s, resident,
                          opt->schedule == COOP_SCHED_CLC || (opt->schedule == COOP_SCHED_AUTO && g.major >= 10),
                          g.major >= 9);
-  if (pl->sync < COOP_BSYNC_ROW || pl->sync > COOP_BSYNC_LAUNCH)
+  if (pl->sync < COOP_BSYNC_ROW || pl->sync > COOP_BSYNC_LAUNCH_EACH)
     return COOP_ERROR(COOP_ERR_RUNTIME, "batch: run.sync %d on a GPU", pl->sync);
   if (pl->sync == COOP_BSYNC_CLUSTER && g.major < 9)
     return coop_error_input("run.sync = cluster needs compute capability 9.0; GPU %d has %d.%d", g.id,
@@ -1032,6 +1041,7 @@ int make_plan(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl)
   COOP_CHECK(plan_schedule(g, opt, s.heat, pl));
   switch (pl->sync) {
   case COOP_BSYNC_LAUNCH:
+  case COOP_BSYNC_LAUNCH_EACH:
     return 0;
   case COOP_BSYNC_BLOCK:
     COOP_CHECK(resident_blocks(pl->fn, g, &resident));
@@ -1173,7 +1183,33 @@ int check_fault(const Ctl &h, const Gpu &g, const Plan &pl) {
                     g.id, f.group, f.waited_s, f.arrived, f.expected, f.block, pl.groups, pl.bpg);
 }
 
-/* The persistent kernel of the plan; barriers and busy times into opt. */
+/* Device seconds of a solve's kernels: events recorded around them on the
+ * stream, so allocations, uploads and downloads are left out. */
+struct Span {
+  cudaEvent_t a = nullptr, b = nullptr;
+  ~Span() {
+    if (a) cudaEventDestroy(a);
+    if (b) cudaEventDestroy(b);
+  }
+};
+
+int span_begin(Span &t, cudaStream_t st) {
+  COOP_CUDA(cudaEventCreate(&t.a));
+  COOP_CUDA(cudaEventCreate(&t.b));
+  COOP_CUDA(cudaEventRecord(t.a, st));
+  return 0;
+}
+
+int span_end(Span &t, cudaStream_t st, double *seconds) {
+  COOP_CUDA(cudaEventRecord(t.b, st));
+  COOP_CUDA(cudaEventSynchronize(t.b));
+  float ms = 0.0f;
+  COOP_CUDA(cudaEventElapsedTime(&ms, t.a, t.b));
+  *seconds = 1e-3 * (double)ms;
+  return 0;
+}
+
+/* The persistent kernel of the plan; barriers, busy and kernel times into opt. */
 int run_groups(Mem *m, const Gpu &g, const Plan &pl, Batch &B, coop_batch_run *opt) {
   coop_backend *be = m->be;
   cudaStream_t st = (cudaStream_t)be->stream;
@@ -1191,7 +1227,10 @@ int run_groups(Mem *m, const Gpu &g, const Plan &pl, Batch &B, coop_batch_run *o
   COOP_CUDA(cudaMemsetAsync(C.ctl, 0, sizeof(Ctl), st));
   /* NaN: a group that never ran (a block clc cancelled) is left out of the mean */
   COOP_CUDA(cudaMemsetAsync(C.busy, 0xff, (size_t)pl.groups * sizeof(double), st));
+  Span span;
+  COOP_CHECK(span_begin(span, st));
   COOP_CHECK(launch_groups(pl, B, C, st));
+  COOP_CHECK(span_end(span, st, &opt->kernel_time));
   Ctl h;
   COOP_CHECK(be->download(be, &h, C.ctl, sizeof h));
   COOP_CHECK(check_fault(h, g, pl));
@@ -1216,8 +1255,10 @@ int run_groups(Mem *m, const Gpu &g, const Plan &pl, Batch &B, coop_batch_run *o
 }
 
 /* Launch mode's chunks: up to kThreads rows of one problem each (at least one
- * per problem, so an empty problem still gets its stop test). */
-int make_chunks(Mem *m, const coop_batch *bt, const Shape &s, Chunks *L) {
+ * per problem, so an empty problem still gets its stop test). *first_out: the
+ * host's copy of each problem's first chunk (count + 1), the caller frees it. */
+int make_chunks(Mem *m, const coop_batch *bt, const Shape &s, Chunks *L, int64_t **first_out) {
+  *first_out = NULL;
   long long n = 0;
   for (long long p = 0; p < s.count; p++) {
     const long long k = (bt->row_off[p + 1] - bt->row_off[p] + kThreads - 1) / kThreads;
@@ -1237,6 +1278,7 @@ int make_chunks(Mem *m, const coop_batch *bt, const Shape &s, Chunks *L) {
     first[s.count] = c;
   }
   L->n = n;
+  L->c0 = 0, L->p0 = 0, L->p1 = s.count;
   if (!rc) rc = dalloc(m, (int64_t **)&L->prob, n);
   if (!rc) rc = dalloc(m, (int32_t **)&L->row, n);
   if (!rc) rc = dalloc(m, (int64_t **)&L->first, s.count + 1);
@@ -1244,14 +1286,24 @@ int make_chunks(Mem *m, const coop_batch *bt, const Shape &s, Chunks *L) {
   if (!rc) rc = m->be->upload(m->be, (void *)L->row, row, n * sizeof *row);
   if (!rc) rc = m->be->upload(m->be, (void *)L->first, first, (s.count + 1) * sizeof *first);
   free(prob);
-  free(first);
   free(row);
+  if (rc) free(first);
+  else *first_out = first;
   return rc;
 }
 
-/* One step of the method over every problem still active: its kernels. */
+/* The chunks of problem p alone (launch_each). */
+Chunks one_problem(const Chunks &L, const int64_t *first, long long p) {
+  Chunks v = L;
+  v.c0 = first[p];
+  v.n = first[p + 1] - first[p];
+  v.p0 = p, v.p1 = p + 1;
+  return v;
+}
+
+/* One step of the method over view L's problems: its kernels. */
 int launch_step(const Batch &B, const Chunks &L, cudaStream_t st, long long *kernels) {
-  const unsigned nc = (unsigned)L.n, nw = (unsigned)((B.count * 32 + kThreads - 1) / kThreads);
+  const unsigned nc = (unsigned)L.n, nw = (unsigned)(((L.p1 - L.p0) * 32 + kThreads - 1) / kThreads);
   if (B.method == COOP_BATCH_JACOBI) {
     lk_relax_sweep<false><<<nc, kThreads, 0, st>>>(B, L);
     lk_relax_end<false><<<nw, kThreads, 0, st>>>(B, L);
@@ -1271,35 +1323,89 @@ int launch_step(const Batch &B, const Chunks &L, cudaStream_t st, long long *ker
   return 0;
 }
 
-/* Launch mode: kernels per step until the device's count of active problems
- * reads 0 (read every kLaunchCheck steps: a read costs a synchronisation). */
-int run_launch(Mem *m, const coop_batch *bt, const Shape &s, Batch &B, coop_batch_run *opt) {
-  cudaStream_t st = (cudaStream_t)m->be->stream;
-  Chunks L = {};
-  COOP_CHECK(make_chunks(m, bt, s, &L));
-  COOP_CHECK(dalloc(m, &L.part, (size_t)L.n * kK));
-  COOP_CHECK(dalloc(m, &L.st, (size_t)s.count));
-  COOP_CHECK(dalloc(m, &L.active, 1));
-  const int count = (int)(s.count < 2147483647LL ? s.count : 2147483647LL);
-  COOP_CHECK(m->be->upload(m->be, L.active, &count, sizeof count));
-  const unsigned nc = (unsigned)L.n, nw = (unsigned)((s.count * 32 + kThreads - 1) / kThreads);
-  long long kernels = 0;
-  lk_setup<<<(unsigned)((s.count + kThreads - 1) / kThreads), kThreads, 0, st>>>(B, L);
-  if (B.method == COOP_BATCH_CG) {
-    lk_cg_start<<<nc, kThreads, 0, st>>>(B, L);
-    lk_cg_start_end<<<nw, kThreads, 0, st>>>(B, L);
-    kernels += 2;
-  }
+int cg_start_step(const Batch &B, const Chunks &L, cudaStream_t st, long long *kernels) {
+  const unsigned nc = (unsigned)L.n, nw = (unsigned)(((L.p1 - L.p0) * 32 + kThreads - 1) / kThreads);
+  lk_cg_start<<<nc, kThreads, 0, st>>>(B, L);
+  lk_cg_start_end<<<nw, kThreads, 0, st>>>(B, L);
+  *kernels += 2;
   COOP_CUDA_LAUNCHED();
+  return 0;
+}
+
+/* launch: steps over every problem until the device's count of active
+ * problems reads 0 (read every kLaunchCheck steps: a read costs a
+ * synchronisation). */
+int steps_all(const Batch &B, const Chunks &L, int count, cudaStream_t st, long long *kernels) {
+  if (B.method == COOP_BATCH_CG) COOP_CHECK(cg_start_step(B, L, st, kernels));
   for (int active = count; active > 0;) {
-    for (int k = 0; k < kLaunchCheck; k++) COOP_CHECK(launch_step(B, L, st, &kernels));
+    for (int k = 0; k < kLaunchCheck; k++) COOP_CHECK(launch_step(B, L, st, kernels));
     COOP_CUDA(cudaMemcpyAsync(&active, L.active, sizeof active, cudaMemcpyDeviceToHost, st));
     COOP_CUDA(cudaStreamSynchronize(st));
   }
+  return 0;
+}
+
+int reasons_back(const Batch &B, int *reason, long long count, cudaStream_t st) {
+  COOP_CUDA(cudaMemcpyAsync(reason, B.res_reason, (size_t)count * sizeof *reason, cudaMemcpyDeviceToHost, st));
+  COOP_CUDA(cudaStreamSynchronize(st));
+  return 0;
+}
+
+/* launch_each: each active problem's kernels in turn; every kLaunchCheck
+ * steps the reasons come back and the problems that ended are dropped. */
+int steps_each(const Batch &B, const Chunks &L, const int64_t *first, long long count, cudaStream_t st,
+               long long *kernels) {
+  int64_t *act = (int64_t *)malloc((size_t)count * sizeof *act);
+  int *reason = (int *)malloc((size_t)count * sizeof *reason);
+  int rc = act && reason ? 0 : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  long long n = count;
+  for (long long p = 0; p < count; p++) act[p] = p;
+  for (long long i = 0; !rc && B.method == COOP_BATCH_CG && i < n; i++)
+    rc = cg_start_step(B, one_problem(L, first, act[i]), st, kernels);
+  while (!rc && n > 0) {
+    for (int k = 0; !rc && k < kLaunchCheck; k++)
+      for (long long i = 0; !rc && i < n; i++) rc = launch_step(B, one_problem(L, first, act[i]), st, kernels);
+    if (!rc) rc = reasons_back(B, reason, count, st);
+    long long kept = 0;
+    for (long long i = 0; !rc && i < n; i++) /* poisoned (-1) until the problem ends */
+      if (reason[act[i]] < 0) act[kept++] = act[i];
+    n = kept;
+  }
+  free(act);
+  free(reason);
+  return rc;
+}
+
+int setup_launch(const Batch &B, const Chunks &L, long long count, cudaStream_t st) {
+  lk_setup<<<(unsigned)((count + kThreads - 1) / kThreads), kThreads, 0, st>>>(B, L);
+  COOP_CUDA_LAUNCHED();
+  return 0;
+}
+
+/* Launch modes: kernels per step, over every problem at once (launch) or
+ * problem by problem (launch_each). */
+int run_launch(Mem *m, const coop_batch *bt, const Shape &s, Batch &B, bool each, coop_batch_run *opt) {
+  cudaStream_t st = (cudaStream_t)m->be->stream;
+  Chunks L = {};
+  int64_t *first = NULL;
+  COOP_CHECK(make_chunks(m, bt, s, &L, &first));
+  int rc = dalloc(m, &L.part, (size_t)L.n * kK);
+  if (!rc) rc = dalloc(m, &L.st, (size_t)s.count);
+  if (!rc) rc = dalloc(m, &L.active, 1);
+  const int count = (int)(s.count < 2147483647LL ? s.count : 2147483647LL);
+  if (!rc) rc = m->be->upload(m->be, L.active, &count, sizeof count);
+  long long kernels = 0;
+  Span span;
+  if (!rc) rc = span_begin(span, st);
+  if (!rc) rc = setup_launch(B, L, s.count, st);
+  if (!rc) rc = each ? steps_each(B, L, first, s.count, st, &kernels) : steps_all(B, L, count, st, &kernels);
+  free(first);
+  COOP_CHECK(rc);
   if (B.method == COOP_BATCH_JACOBI || B.method == COOP_BATCH_HEAT) {
-    lk_jacobi_copy<<<nc, kThreads, 0, st>>>(B, L);
+    lk_jacobi_copy<<<(unsigned)L.n, kThreads, 0, st>>>(B, L);
     COOP_CUDA_LAUNCHED();
   }
+  COOP_CHECK(span_end(span, st, &opt->kernel_time));
   opt->barriers = kernels;
   opt->busy_max = opt->busy_mean = 0.0;
   return 0;
@@ -1339,8 +1445,8 @@ int solve(Mem *m, const Gpu &g, const Plan &pl, const coop_batch *bt, const coop
   Batch B;
   COOP_CHECK(upload(m, bt, ctl, s, x, &B));
   COOP_CHECK(work_vectors(m, s, (cudaStream_t)m->be->stream, &B));
-  if (pl.sync == COOP_BSYNC_LAUNCH)
-    COOP_CHECK(run_launch(m, bt, s, B, opt));
+  if (pl.sync == COOP_BSYNC_LAUNCH || pl.sync == COOP_BSYNC_LAUNCH_EACH)
+    COOP_CHECK(run_launch(m, bt, s, B, pl.sync == COOP_BSYNC_LAUNCH_EACH, opt));
   else
     COOP_CHECK(run_groups(m, g, pl, B, opt));
   return download(m, s, B, x, res);
@@ -1365,6 +1471,7 @@ extern "C" int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, con
   opt->groups_used = (int)pl.groups;
   opt->barriers = 0;
   opt->busy_max = opt->busy_mean = 0.0;
+  opt->kernel_time = 0.0;
   if (s.count <= 0) return 0;
   Mem m = {};
   m.be = be;

@@ -56,7 +56,7 @@ done
 [ -z "$(sort "$TMP/help.keys" | uniq -d)" ] || fail "--help lists keys twice"
 # each key once, with its type and default (the table's own words)
 once "$TMP/help.out" '^  grid\.nx +int \[1, 1099511627776\] +default 64$' \
-  '^  solver\.rtol +real \[0, 1\) +default 1e-6$' '^  run\.sync +auto\|grid\|launch\|graph\|row\|cluster\|block +default auto$' \
+  '^  solver\.rtol +real \[0, 1\) +default 1e-6$' '^  run\.sync +auto\|grid\|launch\|graph\|row\|cluster\|block\|launch_each +default auto$' \
   '^  output\.xdmf +bool +default true$'
 
 # ---- --version

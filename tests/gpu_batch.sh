@@ -1,6 +1,6 @@
 #!/bin/sh
 # Batch runs on the GPU (solvers/batch_cuda.cu) against the host backend: every
-# sync mode (row, cluster, block, grid, launch, auto) with the static and
+# sync mode (row, cluster, block, grid, launch, launch_each, auto) with the static and
 # atomic schedules, for jacobi, cg and cg + jacobi pc on generated 2D and 3D
 # batches of uneven sizes and shifts, gives every problem the host's
 # iterations and reason and its solution to 1e-12 (relative, per problem), at
@@ -80,6 +80,9 @@ if "dt" in a:  # heat: the same steps and times; the final norms up to their sum
         if name not in b or not np.array_equal(a[name][:], b[name][:]): bad.append(f"heat: {name} differ")
     res_a, res_b = a["residual"][:], b["residual"][:]
     if not np.all(np.abs(res_a - res_b) <= 1e-12 * np.abs(res_a)): bad.append("heat: final residuals differ")
+# the kernels' device time: measured, and inside the solve's wall time
+kt, st = float(b.attrs.get("kernel_time", -1.0)), float(h5py.File(dev, "r")["solver"].attrs["solve_time"])
+if not 0.0 < kt <= st: bad.append(f"kernel_time {kt} not in (0, solve_time {st}]")
 for kv in want:  # attribute=value: what ran
     k, v = kv.split("=")
     got = text(b.attrs[k])
@@ -115,14 +118,14 @@ compare() {
       --set run.group_blocks="$(gb "$sync")"
     case $sync in
       auto) cmp "$TMP/$name-host.h5" "$TMP/$r.h5" sync_used=block,cluster,row ;;
-      launch) cmp "$TMP/$name-host.h5" "$TMP/$r.h5" sync_used=launch ;;
+      launch | launch_each) cmp "$TMP/$name-host.h5" "$TMP/$r.h5" sync_used="$sync" ;;
       *) cmp "$TMP/$name-host.h5" "$TMP/$r.h5" sync_used="$sync" schedule_used="$sched" \
         group_blocks_used="$(gb "$sync" | sed 's/^0$/1/')" ;;
     esac
   done
 }
 
-ALL="row/static row/atomic cluster/static cluster/atomic block/static block/atomic grid/static grid/atomic launch/static auto/auto"
+ALL="row/static row/atomic cluster/static cluster/atomic block/static block/atomic grid/static grid/atomic launch/static launch_each/static auto/auto"
 
 ini j2 '[batch]|count = 40|sizes = loguniform:3:40|shift = loguniform:0.1:1000|rhs = random|seed = 5|[solver]|name = jacobi|rtol = 1e-8|max_iter = 100000'
 ini c2 '[batch]|count = 40|sizes = loguniform:3:48|shift = loguniform:0.01:1000|rhs = ones|seed = 9|[solver]|name = cg|rtol = 1e-10'
@@ -139,7 +142,7 @@ for case in j2 c2 p2 j3 c3 p3; do
 done
 # shellcheck disable=SC2086
 compare p2 2 $ALL
-compare j3 2 row/atomic cluster/static block/atomic grid/static launch/static
+compare j3 2 row/atomic cluster/static block/atomic grid/static launch/static launch_each/static
 compare big 1 auto/auto launch/static
 run 1 big-row-auto cuda big.ini --set run.sync=row --set run.schedule=atomic
 cmp "$TMP/big-host.h5" "$TMP/big-row-auto.h5" sync_used=row
@@ -165,7 +168,7 @@ compare hbig 1 auto/auto launch/static row/atomic
 ini many '[batch]|count = 3000|sizes = loguniform:2:12|shift = uniform:0:100|rhs = random|seed = 13|[solver]|name = jacobi|rtol = 1e-8|max_iter = 100000'
 compare many 1 block/static block/atomic row/atomic row/static grid/static cluster/atomic
 ini hmany '[batch]|count = 3000|sizes = loguniform:2:12|shift = uniform:0:100|rhs = random|seed = 13|[solver]|name = heat|t_end = 0.01'
-compare hmany 1 block/static block/atomic row/atomic grid/static cluster/atomic launch/static
+compare hmany 1 block/static block/atomic row/atomic grid/static cluster/atomic launch/static launch_each/static
 for f in "$TMP"/many-*-1.h5; do
   "$PY" -c "import h5py,sys; b=h5py.File(sys.argv[1])['batch']; sys.exit(0 if b.attrs['groups'] < b.attrs['count'] else 1)" \
     "$f" || fail "$f: not fewer groups than problems"

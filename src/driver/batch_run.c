@@ -48,7 +48,7 @@ typedef struct {
   double *x;
   coop_batch_result *res;
   double t[NPH];
-  double t_solve_max;
+  double t_solve_max, t_kernel_max; /* the slowest rank's solve, and its kernels (device events) */
   int signal, unsolved; /* a signal stopped the solve (any rank), and left problems unsolved */
   int64_t groups, barriers; /* summed over the ranks */
   gathered g;
@@ -67,7 +67,7 @@ int coop_batch_check_keys(const coop_config *cfg) {
       "output.checkpoint_every", "output.checkpoint_minutes"};
   const char *sync = coop_config_str(cfg, "run.sync");
   if (!coop_config_has_section(cfg, "batch")) {
-    if (!strcmp(sync, "row") || !strcmp(sync, "cluster") || !strcmp(sync, "block"))
+    if (!strcmp(sync, "row") || !strcmp(sync, "cluster") || !strcmp(sync, "block") || !strcmp(sync, "launch_each"))
       return other_kind(cfg, "run.sync", "applies to [batch] inputs (others take auto, grid, launch or graph)");
     if (!coop_config_is_default(cfg, "run.schedule") && strcmp(coop_config_str(cfg, "problem.type"), "matrix"))
       return other_kind(cfg, "run.schedule", "applies to [batch] inputs and problem.type = matrix only");
@@ -76,7 +76,7 @@ int coop_batch_check_keys(const coop_config *cfg) {
     return 0;
   }
   if (!strcmp(sync, "graph"))
-    return other_kind(cfg, "run.sync", "does not apply to a [batch] input (auto, grid, launch, row, cluster or block)");
+    return other_kind(cfg, "run.sync", "does not apply to a [batch] input (auto, grid, launch, launch_each, row, cluster or block)");
   for (size_t k = 0; k < sizeof not_batch / sizeof *not_batch; k++)
     if (!coop_config_is_default(cfg, not_batch[k]))
       return other_kind(cfg, not_batch[k], "does not apply to a [batch] input");
@@ -269,7 +269,7 @@ static int pick(const char *word, const char *const *names, int n) {
 }
 
 static void controls(bstate *s) {
-  static const char *const sync[] = {"auto", "row", "cluster", "block", "grid", "launch"};
+  static const char *const sync[] = {"auto", "row", "cluster", "block", "grid", "launch", "launch_each"};
   const coop_config *cfg = s->in->cfg;
   s->ctl.method = s->sp.method;
   s->ctl.pc = s->sp.pc;
@@ -280,7 +280,7 @@ static void controls(bstate *s) {
   s->ctl.stop_on_signal = strcmp(coop_config_str(cfg, "run.on_signal"), "exit") == 0;
   s->ctl.alpha = s->sp.alpha;
   memset(&s->opt, 0, sizeof s->opt);
-  s->opt.sync = pick(coop_config_str(cfg, "run.sync"), sync, 6); /* the enum's order */
+  s->opt.sync = pick(coop_config_str(cfg, "run.sync"), sync, 7); /* the enum's order */
   const int sc = coop_csr_schedule_parse(coop_config_str(cfg, "run.schedule")); /* the key allows no other */
   s->opt.schedule = sc < 0 ? COOP_SCHED_AUTO : sc;
   s->opt.group_blocks = (int)coop_config_int(cfg, "run.group_blocks");
@@ -479,7 +479,9 @@ static int gather(bstate *s) {
   if (rc) coop_comm_abort(s->c, rc);
   int64_t sums[2] = {s->opt.groups_used, s->opt.barriers};
   COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_INT64_T, MPI_SUM, s->c->world));
-  COOP_MPI(MPI_Allreduce(&s->t[PH_SOLVE], &s->t_solve_max, 1, MPI_DOUBLE, MPI_MAX, s->c->world));
+  double t[2] = {s->t[PH_SOLVE], s->opt.kernel_time}, tmax[2];
+  COOP_MPI(MPI_Allreduce(t, tmax, 2, MPI_DOUBLE, MPI_MAX, s->c->world));
+  s->t_solve_max = tmax[0], s->t_kernel_max = tmax[1];
   s->groups = sums[0], s->barriers = sums[1];
   s->t[PH_GATHER] = MPI_Wtime() - t0;
   return 0;
@@ -555,6 +557,7 @@ static void fill_batch(const bstate *s, coop_io_batch *b, const char *codes) {
   b->group_blocks_used = s->opt.group_blocks_used;
   b->groups = s->groups;
   b->barriers = s->barriers;
+  b->kernel_time = s->t_kernel_max;
   b->seed = (int64_t)s->sp.seed;
 }
 
@@ -645,6 +648,9 @@ static void print_summary(const bstate *s, const char *devices) {
            "schedule %s, busiest group %.6f s, mean %.6f s\n", (long long)s->groups, (long long)s->barriers,
            s->opt.group_blocks_used, coop_batch_schedule_name(s->opt.schedule_used), s->opt.busy_max,
            s->opt.busy_mean);
+  if (s->t_kernel_max > 0)
+    printf("  kernels     %.6f s on the device (slowest rank: first kernel to last), %.1f problems/s\n",
+           s->t_kernel_max, (double)s->sp.count / s->t_kernel_max);
   printf("  time        %.6f s solve (slowest rank), %.1f problems/s; on rank 0: setup %.3f s, build %.3f s, "
          "gather %.3f s\n", s->t_solve_max, s->t_solve_max > 0 ? (double)s->sp.count / s->t_solve_max : 0.0,
          s->t[PH_SETUP], s->t[PH_BUILD], s->t[PH_GATHER]);

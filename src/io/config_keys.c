@@ -68,11 +68,13 @@ static const coop_key_info keys[] = {
 
     KEY_CHOICE("run", "backend", "auto", "auto|host|cuda",
                "auto: cuda where a GPU is found, else host"),
-    KEY_CHOICE("run", "sync", "auto", "auto|grid|launch|graph|row|cluster|block",
+    KEY_CHOICE("run", "sync", "auto", "auto|grid|launch|graph|row|cluster|block|launch_each",
                "cuda mode: grid = persistent cooperative kernel, launch = one kernel per sweep, "
                "graph = the per-sweep kernels replayed from a CUDA graph; [batch] inputs: auto, "
-               "grid, launch, row (a row of blocks per problem, software barrier), cluster (a "
-               "thread-block cluster per problem) or block (one block per problem)"),
+               "grid, launch (each kernel over every active problem), launch_each (each "
+               "problem's own kernels, problem after problem), row (a row of blocks per problem, "
+               "software barrier), cluster (a thread-block cluster per problem) or block (one "
+               "block per problem)"),
     KEY_CHOICE("run", "schedule", "auto", "auto|clc|atomic|static",
                "cuda: [batch] inputs: how problems reach the groups of blocks: clc (cluster "
                "launch control, cc >= 10.0), atomic (persistent groups, atomic counter), static "

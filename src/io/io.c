@@ -686,7 +686,9 @@ static const char batch_desc[] =
     "pc, seed, source (generated or matrices), the requested sync, schedule and group_blocks, and "
     "what ran on rank 0 (sync_used, schedule_used, group_blocks_used; busy_max and busy_mean = "
     "seconds of its busiest group and the mean over its groups, 0 where not measured), groups = "
-    "groups of blocks over all ranks, barriers = group barriers passed over all ranks; heat (method "
+    "groups of blocks over all ranks, barriers = group barriers passed over all ranks, kernel_time = "
+    "the slowest rank's seconds from its first solve kernel to the end of its last (device events; no "
+    "allocation, upload or download; 0 on the host); heat (method "
     "heat: u_t = alpha (b_i - A_i u) by forward Euler from the lowest sine mode, reason completed after "
     "its steps): iterations = steps, residual = ||b - A u|| of the final field, dt and t_final per "
     "problem, attributes alpha and t_end (0: every problem ran solver.max_iter steps)";
@@ -717,6 +719,7 @@ static int batch_attrs(hid_t g, const coop_io_batch *b) {
     COOP_CHECK(attr_num(g, inames[i], H5T_STD_I64LE, H5T_NATIVE_INT64, &ivals[i], 0));
   COOP_CHECK(attr_f64(g, "busy_max", b->busy_max));
   COOP_CHECK(attr_f64(g, "busy_mean", b->busy_mean));
+  COOP_CHECK(attr_f64(g, "kernel_time", b->kernel_time));
   if (b->dt) {
     COOP_CHECK(attr_f64(g, "alpha", b->alpha));
     COOP_CHECK(attr_f64(g, "t_end", b->t_end));
