@@ -3,7 +3,7 @@
 # schedule side by side, with the barrier costs of the same GPU measured in the
 # same call (bench/batched.cu: grid.sync(), the row barrier at 1 .. 64 rows,
 # cluster.sync() at 2 .. 16 blocks).
-#   bench/batched.sh BUILD_DIR OUT_DIR [quick|full]
+#   bench/batched.sh BUILD_DIR OUT_DIR [quick|full|uniform|ragged|targets]
 # uniform: B problems of one size (side^2 rows, 2D), shifts uniform on
 #   [0, 1000] so the problems converge unevenly (a larger shift converges
 #   faster); every sync mode (row, cluster, block, grid, launch, launch_each,
@@ -11,7 +11,10 @@
 #   device's time from the first solve kernel to the end of the last,
 #   /batch kernel_time; solve s, with allocations and copies, beside it). full: B = 1, 16, 256, 4096 at sides
 #   32, 64, 128, 256 (rows B x side^2 at most 2^24: larger ones are listed as
-#   left out); quick: B = 16, 256 at sides 32 and 128.
+#   left out); quick: B = 16, 256 at sides 32 and 128. uniform and ragged:
+#   full's two parts alone (each fits a 10-minute call: ragged's 1000
+#   problems of up to 1024^2 points are about 10^8 rows, 10-15 s to build);
+#   targets: full's uniform rows of B >= 256, the issue's targets.
 # ragged: B = 1000 problems, sides log-uniform (full: 16 .. 1024, the issue's
 #   16^2 .. 1024^2 points; quick: 4 .. 32, i.e. 16 .. 1024 rows),
 #   static against atomic (and clc where the GPU has it) in block, cluster and
@@ -20,12 +23,13 @@
 #   over the mean group's busy time (1.0: the work spread evenly).
 # Each run: CG (BATCHED_METHOD=jacobi for Jacobi), rtol 1e-6, no solution
 # written. A failing run becomes a "skipped: MESSAGE" row. BATCHED_TIMEOUT
-# (s, default 120) bounds one run; BATCHED_DRY_RUN=1 lists the rows only.
+# (s, default 120) bounds one run; BATCHED_DRY_RUN=1 lists the rows only;
+# BATCHED_BARRIERS=0 leaves the barrier table out.
 # Table to stdout and OUT_DIR/table.md; runs in OUT_DIR/runs/.
 set -uo pipefail
 # shellcheck source=bench/run_status.sh
 . "$(dirname "$0")/run_status.sh"
-usage="usage: bench/batched.sh BUILD_DIR OUT_DIR [quick|full]"
+usage="usage: bench/batched.sh BUILD_DIR OUT_DIR [quick|full|uniform|ragged|targets]"
 [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
 build_arg=$1 out_arg=$2 sel=${3:-quick}
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,6 +54,9 @@ ragged() { # sides schedules
 case $sel in
   quick) uniform "16 256" "32 128"; ragged 4:32 "static atomic clc" ;;
   full) uniform "1 16 256 4096" "32 64 128 256"; ragged 16:1024 "static atomic clc" ;;
+  uniform) uniform "1 16 256 4096" "32 64 128 256" ;;
+  ragged) ragged 16:1024 "static atomic clc" ;;
+  targets) uniform "256 4096" "32 64 128 256" ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
 if [ "$dry" = 1 ]; then printf '%s\n' "${plan[@]}"; echo "${#plan[@]} rows" >&2; exit 0; fi
@@ -63,7 +70,9 @@ $py -c 'import h5py, numpy' || { echo "batched.sh: no python3 with h5py" >&2; ex
 
 # ---- barrier costs of this GPU
 barriers=$out/barriers.md
-if nvcc -O2 -std=c++17 -arch=native -o "$out/batched" "$src/bench/batched.cu" >"$out/batched-build.log" 2>&1; then
+if [ "${BATCHED_BARRIERS:-1}" = 0 ]; then
+  echo "(barrier table left out: BATCHED_BARRIERS=0)" >"$barriers"
+elif nvcc -O2 -std=c++17 -arch=native -o "$out/batched" "$src/bench/batched.cu" >"$out/batched-build.log" 2>&1; then
   "$out/batched" 0 >"$barriers" 2>"$out/batched.err" || echo "(barrier bench failed: $(tail -1 "$out/batched.err"))" >>"$barriers"
 else
   echo "(bench/batched.cu did not compile: see batched-build.log)" >"$barriers"
