@@ -136,6 +136,14 @@ def load(r):
                     itmax=int(it.max()), count=int(b["count"]), rows=int(b["rows"]))
 
 
+def kcell(f):  # an output from before /batch kernel_time: '-', and rates by solve time
+    return f"{f['kt']:.4f}" if f["kt"] > 0 else "- (solve s used)"
+
+
+def rate(f):
+    return f"{f['count'] / f['tk']:.1f}" if f["tk"] > 0 else "-"
+
+
 rows = list(csv.DictReader(open(tsv), delimiter="\t", quoting=csv.QUOTE_NONE))
 figs = {}
 for r in rows:
@@ -156,20 +164,20 @@ for r in rows:
     f = figs.get(r["name"])
     if r["kind"] == "uniform" and f:
         key = (r["B"], r["side"])
-        best[key] = min(best.get(key, 1e300), f["tk"])
+        best[key] = min(best.get(key, 1e300), f["tk"] if f["tk"] > 0 else 1e300)
 for r in rows:
     if r["kind"] != "uniform":
         continue
     f = figs.get(r["name"])
     lead = f"| {r['B']} | {r['side']} | {int(r['B']) * int(r['side']) ** 2} | {r['sync']} | "
     if not f:
-        print(lead + f"{r['schedule']} | {r['status']}: {r['message']} | | | | | | | | |")
+        print(lead + f"{r['schedule']} | {r['status']}: {r['message']} | | | | | | | |")
         continue
     sync = f["sync"] if f["sync"] == r["sync"] else f"{r['sync']} -> {f['sync']}"
-    vs = f["tk"] / best[(r["B"], r["side"])]
+    vs = f["tk"] / best[(r["B"], r["side"])] if f["tk"] > 0 else float("nan")
     print(lead.replace(f"| {r['sync']} | ", f"| {sync} | ") +
           f"{f['sched']} | {f['bpg']} | {f['groups']} | {f['itmin']} .. {f['itmax']} | {f['t']:.4f} | "
-          f"{f['kt']:.4f} | {f['count'] / f['tk']:.1f} | {f['barriers']} | {vs:.2f}x |")
+          f"{kcell(f)} | {rate(f)} | {f['barriers']} | {vs:.2f}x |")
 
 sides = sorted({r["side"] for r in rows if r["kind"] == "ragged"})
 print(f"\n## Ragged sizes: 1000 problems, sides log-uniform {', '.join(sides)} ({method}, rtol 1e-6)\n")
@@ -185,8 +193,8 @@ for r in rows:
         continue
     imb = f["bmax"] / f["bmean"] if f["bmean"] > 0 else float("nan")
     even = f["kt"] / f["bmean"] if f["bmean"] > 0 and f["kt"] > 0 else float("nan")
-    print(f"| {f['sync']} | {f['sched']} | {f['bpg']} | {f['groups']} | {f['t']:.4f} | {f['kt']:.4f} | "
-          f"{f['count'] / f['tk']:.1f} | {f['bmax']:.4f} | {f['bmean']:.4f} | {imb:.2f} | {even:.2f} |")
+    print(f"| {f['sync']} | {f['sched']} | {f['bpg']} | {f['groups']} | {f['t']:.4f} | {kcell(f)} | "
+          f"{rate(f)} | {f['bmax']:.4f} | {f['bmean']:.4f} | {imb:.2f} | {even:.2f} |")
 print("\nsolve s: /solver solve_time (the slowest rank's solve, allocations, uploads and downloads "
       "included); kernel s: /batch kernel_time (first solve kernel to the end of the last, device "
       "events); problems/s and vs best: by kernel s; busiest/mean group: seconds each group spent "

@@ -1139,6 +1139,8 @@ int work_vectors(Mem *m, const Shape &s, cudaStream_t st, Batch *B) {
   COOP_CUDA(cudaMemsetAsync(B->res_r0, 0xff, c * sizeof(double), st));
   COOP_CUDA(cudaMemsetAsync(B->res_rn, 0xff, c * sizeof(double), st));
   COOP_CUDA(cudaMemsetAsync(B->res_sec, 0xff, c * sizeof(double), st));
+  /* -1: every coop_reason is positive, so launch_each takes a negative one for
+   * a problem still running */
   COOP_CUDA(cudaMemsetAsync(B->res_reason, 0xff, c * sizeof(int), st));
   return 0;
 }

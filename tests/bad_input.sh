@@ -206,6 +206,7 @@ bad 2 "run.sync = graph (from --set) does not apply to a [batch] input" "$B" in.
 bad 2 "solver.check_every = 5 (from --set) does not apply to a [batch] input" "$B" in.ini --set solver.check_every=5
 bad 2 "--set run.schedule=fast: expected one of: auto, clc, atomic, static" "$B" in.ini --set run.schedule=fast
 bad 2 "run.sync = row (from --set) applies to [batch] inputs" "$GOOD" in.ini --set run.sync=row
+bad 2 "run.sync = launch_each (from --set) applies to [batch] inputs" "$GOOD" in.ini --set run.sync=launch_each
 bad 2 "run.schedule = clc (from in.ini:10) applies to [batch] inputs and problem.type = matrix only" "$GOOD|[run]|schedule = clc"
 bad 2 "run.group_blocks = 4 (from --set) applies to [batch] inputs only" "$GOOD" in.ini --set run.group_blocks=4
 bad 2 "run.group_blocks = 4 (from --set) sizes the groups of run.sync = row, cluster or grid, not of run.sync = auto" \

@@ -477,7 +477,7 @@ static void test_dispatch(void) {
   opt.sync = COOP_BSYNC_ROW, opt.schedule = COOP_SCHED_ATOMIC, opt.group_blocks = 2;
   CU_ASSERT_EQUAL(coop_batch_solve(be, &bt, &ctl, &opt, x, res), 0);
   CU_ASSERT_STRING_EQUAL(coop_batch_sync_name(opt.sync_used), "host");
-  CU_ASSERT(opt.groups_used == 1 && opt.barriers == 0 && opt.busy_max == 0.0);
+  CU_ASSERT(opt.groups_used == 1 && opt.barriers == 0 && opt.busy_max == 0.0 && opt.kernel_time == 0.0);
   CU_ASSERT_STRING_EQUAL(coop_batch_schedule_name(COOP_SCHED_CLC), "clc");
   CU_ASSERT_STRING_EQUAL(coop_batch_sync_name(99), "unknown");
   for (int i = 0; i < 6; i++) {

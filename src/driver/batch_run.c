@@ -280,7 +280,7 @@ static void controls(bstate *s) {
   s->ctl.stop_on_signal = strcmp(coop_config_str(cfg, "run.on_signal"), "exit") == 0;
   s->ctl.alpha = s->sp.alpha;
   memset(&s->opt, 0, sizeof s->opt);
-  s->opt.sync = pick(coop_config_str(cfg, "run.sync"), sync, 7); /* the enum's order */
+  s->opt.sync = pick(coop_config_str(cfg, "run.sync"), sync, (int)(sizeof sync / sizeof *sync)); /* the enum's order */
   const int sc = coop_csr_schedule_parse(coop_config_str(cfg, "run.schedule")); /* the key allows no other */
   s->opt.schedule = sc < 0 ? COOP_SCHED_AUTO : sc;
   s->opt.group_blocks = (int)coop_config_int(cfg, "run.group_blocks");

@@ -688,7 +688,8 @@ static const char batch_desc[] =
     "seconds of its busiest group and the mean over its groups, 0 where not measured), groups = "
     "groups of blocks over all ranks, barriers = group barriers passed over all ranks, kernel_time = "
     "the slowest rank's seconds from its first solve kernel to the end of its last (device events; no "
-    "allocation, upload or download; 0 on the host); heat (method "
+    "allocation, upload or download of the problems, but for launch and launch_each their reads of "
+    "the active count or reasons between steps; 0 on the host); heat (method "
     "heat: u_t = alpha (b_i - A_i u) by forward Euler from the lowest sine mode, reason completed after "
     "its steps): iterations = steps, residual = ||b - A u|| of the final field, dt and t_final per "
     "problem, attributes alpha and t_end (0: every problem ran solver.max_iter steps)";
