@@ -15,7 +15,17 @@ int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, const coop_bat
   (void)be, (void)bt, (void)ctl, (void)opt, (void)x, (void)res;
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
 }
+
+int coop_batch_check_run_cuda(coop_backend *be, const coop_batch_run *opt) {
+  (void)be, (void)opt;
+  return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
+}
 #endif
+
+int coop_batch_check_run(coop_backend *be, const coop_batch_run *opt) {
+  if (!be) return COOP_ERROR(COOP_ERR_RUNTIME, "coop_batch_check_run: no backend");
+  return be->device_memory ? coop_batch_check_run_cuda(be, opt) : 0;
+}
 
 /* Problem i's rows and entries lie inside the arrays, its columns inside its rows. */
 static int check_problem(const coop_batch *bt, int64_t i) {

@@ -131,11 +131,18 @@ typedef struct {
 int coop_batch_solve(coop_backend *be, const coop_batch *bt, const coop_batch_ctl *ctl,
                      coop_batch_run *opt, double *x, coop_batch_result *res);
 
+/* What backend be's GPU cannot run of opt, refused before a batch is built
+ * with the words the solve would use: run.schedule = clc below compute
+ * capability 10.0 and run.sync = cluster below 9.0 (COOP_ERR_INPUT), grid
+ * without cooperative launches (COOP_ERR_RUNTIME). 0 on the host. */
+int coop_batch_check_run(coop_backend *be, const coop_batch_run *opt);
+
 /* backend versions (called by solvers/batch.c only) */
 int coop_batch_solve_host(const coop_batch *bt, const coop_batch_ctl *ctl, double *x,
                           coop_batch_result *res);
 int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, const coop_batch_ctl *ctl,
                           coop_batch_run *opt, double *x, coop_batch_result *res);
+int coop_batch_check_run_cuda(coop_backend *be, const coop_batch_run *opt);
 
 /* Names of the enums, for keys and reports ("row", "atomic", ...); the name
  * of a value outside the enum is "unknown". */

@@ -941,12 +941,23 @@ struct Plan {
   const void *fn;
 };
 
-/* The schedule, and whether this GPU and build can run it. */
-int plan_schedule(const Gpu &g, const coop_batch_run *opt, bool heat, Plan *pl) {
-  const bool cc10 = g.major >= 10;
-  if (opt->schedule == COOP_SCHED_CLC && !cc10)
+/* What this GPU cannot run whatever the batch (asked again before a batch
+ * is built: coop_batch_check_run). */
+int gpu_refusal(const Gpu &g, int sync, int schedule) {
+  if (schedule == COOP_SCHED_CLC && g.major < 10)
     return coop_error_input("run.schedule = clc needs compute capability 10.0; GPU %d has %d.%d", g.id,
                             g.major, g.minor);
+  if (sync == COOP_BSYNC_CLUSTER && g.major < 9)
+    return coop_error_input("run.sync = cluster needs compute capability 9.0; GPU %d has %d.%d", g.id,
+                            g.major, g.minor);
+  if (sync == COOP_BSYNC_GRID && !g.cooperative)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "GPU %d cannot run cooperative launches (run.sync = grid)", g.id);
+  return 0;
+}
+
+/* The schedule, and whether this build can run it (the GPU: gpu_refusal). */
+int plan_schedule(const Gpu &g, const coop_batch_run *opt, bool heat, Plan *pl) {
+  const bool cc10 = g.major >= 10;
   if (pl->sync == COOP_BSYNC_LAUNCH || pl->sync == COOP_BSYNC_LAUNCH_EACH) {
     if (opt->schedule == COOP_SCHED_CLC)
       return coop_error_input("run.schedule = clc needs run.sync = block or cluster; run.sync is %s",
@@ -1008,8 +1019,6 @@ int plan_cluster(const Gpu &g, const Shape &s, const coop_batch_run *opt, long l
 int plan_rows(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl) {
   long long resident;
   COOP_CHECK(resident_blocks(pl->fn, g, &resident));
-  if (pl->sync == COOP_BSYNC_GRID && !g.cooperative)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "GPU %d cannot run cooperative launches (run.sync = grid)", g.id);
   int b = opt->group_blocks ? opt->group_blocks : auto_blocks(s, resident);
   if (b > resident) {
     if (opt->group_blocks)
@@ -1035,9 +1044,7 @@ int make_plan(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl)
                          g.major >= 9);
   if (pl->sync < COOP_BSYNC_ROW || pl->sync > COOP_BSYNC_LAUNCH_EACH)
     return COOP_ERROR(COOP_ERR_RUNTIME, "batch: run.sync %d on a GPU", pl->sync);
-  if (pl->sync == COOP_BSYNC_CLUSTER && g.major < 9)
-    return coop_error_input("run.sync = cluster needs compute capability 9.0; GPU %d has %d.%d", g.id,
-                            g.major, g.minor);
+  COOP_CHECK(gpu_refusal(g, pl->sync, opt->schedule));
   COOP_CHECK(plan_schedule(g, opt, s.heat, pl));
   switch (pl->sync) {
   case COOP_BSYNC_LAUNCH:
@@ -1480,4 +1487,10 @@ extern "C" int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, con
   const int rc = solve(&m, g, pl, bt, ctl, s, x, res, opt);
   mem_free(&m);
   return rc;
+}
+
+extern "C" int coop_batch_check_run_cuda(coop_backend *be, const coop_batch_run *opt) {
+  Gpu g;
+  COOP_CHECK(gpu_of(be, &g));
+  return gpu_refusal(g, opt->sync, opt->schedule);
 }

@@ -286,15 +286,21 @@ static void controls(bstate *s) {
   s->opt.group_blocks = (int)coop_config_int(cfg, "run.group_blocks");
 }
 
-static int setup_solve(bstate *s) {
-  const size_t rows = (size_t)s->bt.row_off[s->bt.count];
+/* Before the batch is built (seconds for 10^8 rows): the backend, and what
+ * its GPU refuses to run (clc below cc 10.0, ...). */
+static int open_backend(bstate *s) {
   COOP_CHECK(coop_backend_create(s->in->backend, s->in->device, &s->be));
   if (coop_fault(s->c, "backend")) return COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT)");
+  controls(s);
+  return coop_batch_check_run(s->be, &s->opt);
+}
+
+static int setup_solve(bstate *s) {
+  const size_t rows = (size_t)s->bt.row_off[s->bt.count];
   s->x = malloc(rows * sizeof *s->x + 1);
   s->res = calloc((size_t)s->bt.count + 1, sizeof *s->res);
   if (!s->x || !s->res) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   memcpy(s->x, s->bt.x0, rows * sizeof *s->x);
-  controls(s);
   return 0;
 }
 
@@ -684,6 +690,7 @@ static int plan(bstate *s) {
   int most_rank = 0, st;
   if ((st = step(s->c, read_spec(s)))) return st;
   if ((st = step(s->c, check_memory(s, est, most, &most_rank, &limit)))) return st;
+  if (!s->in->dry_run && (st = step(s->c, open_backend(s)))) return st;
   const double t0 = MPI_Wtime();
   /* built in a dry run too: every file is read and checked */
   if ((st = step(s->c, coop_batch_build(&s->sp, s->owner, s->c->rank, &s->bt)))) return st;
