@@ -24,7 +24,11 @@
 # Each run: CG (BATCHED_METHOD=jacobi for Jacobi), rtol 1e-6, no solution
 # written. A failing run becomes a "skipped: MESSAGE" row. BATCHED_TIMEOUT
 # (s, default 120) bounds one run; BATCHED_DRY_RUN=1 lists the rows only;
-# BATCHED_BARRIERS=0 leaves the barrier table out.
+# BATCHED_BARRIERS=0 leaves the barrier table out; BATCHED_RAGGED_SCHEDULES
+# (default "static atomic clc") the ragged rows' schedules (full, ragged);
+# BATCHED_BUDGET (s, default 0: none) leaves out, as skipped rows, the runs
+# that could end past it (elapsed + BATCHED_TIMEOUT), so the table is written
+# within a device call's limit.
 # Table to stdout and OUT_DIR/table.md; runs in OUT_DIR/runs/.
 set -uo pipefail
 # shellcheck source=bench/run_status.sh
@@ -51,11 +55,12 @@ ragged() { # sides schedules
   local m c
   for m in block cluster row; do for c in $2; do plan+=("ragged 1000 $1 $m $c"); done; done
 }
+rsched=${BATCHED_RAGGED_SCHEDULES:-static atomic clc}
 case $sel in
   quick) uniform "16 256" "32 128"; ragged 4:32 "static atomic clc" ;;
-  full) uniform "1 16 256 4096" "32 64 128 256"; ragged 16:1024 "static atomic clc" ;;
+  full) uniform "1 16 256 4096" "32 64 128 256"; ragged 16:1024 "$rsched" ;;
   uniform) uniform "1 16 256 4096" "32 64 128 256" ;;
-  ragged) ragged 16:1024 "static atomic clc" ;;
+  ragged) ragged 16:1024 "$rsched" ;;
   targets) uniform "256 4096" "32 64 128 256" ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
@@ -83,6 +88,7 @@ cat "$barriers" >&2
 tsv=$out/runs.tsv
 printf 'name\tkind\tB\tside\tsync\tschedule\tstatus\th5\tmessage\n' >"$tsv"
 k=0
+budget=${BATCHED_BUDGET:-0} started=$(date +%s)
 for r in "${plan[@]}"; do
   # shellcheck disable=SC2086
   set -- $r
@@ -93,6 +99,11 @@ for r in "${plan[@]}"; do
   if [ "$kind" = uniform ] && [ $((b * side * side)) -gt $max_rows ]; then
     printf '%s\t%s\t%s\t%s\t%s\t%s\tskipped\t-\tleft out: %d rows > 2^24\n' "$name" "$kind" "$b" "$side" "$sync" \
       "$sched" $((b * side * side)) >>"$tsv"
+    continue
+  fi
+  if [ "$budget" -gt 0 ] && [ $(($(date +%s) - started + tmo)) -gt "$budget" ]; then
+    printf '%s\t%s\t%s\t%s\t%s\t%s\tskipped\t-\tleft out: BATCHED_BUDGET %s s\n' "$name" "$kind" "$b" "$side" "$sync" \
+      "$sched" "$budget" >>"$tsv"
     continue
   fi
   if [ "$kind" = uniform ]; then sizes="uniform:$side" shift="uniform:0:1000"
