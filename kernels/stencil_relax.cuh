@@ -96,6 +96,69 @@ __device__ __forceinline__ T relax_res3(T ce, T l, T r, T ym, T yp, T zm, T zp, 
   return f - (diag * ce - w0 * (l + r) - w1 * (ym + yp) - w2 * (zm + zp));
 }
 
+/* Of a chunk's elements from xs, those in the region swept (*xm) and the
+ * owned ones among them (*om: the residual's; a chunk at the x edge of a
+ * region holds points of the region beside it, which that region's sweep
+ * counts: counting them here too summed them twice in the split step of an
+ * x-cut box, call 27). */
+template <int V>
+__device__ __forceinline__ void chunk_masks(const RelaxGeom &G, int xs, bool live, unsigned *xm, unsigned *om) {
+  *xm = 0, *om = 0;
+#pragma unroll
+  for (int e = 0; e < V; e++) {
+    const int x = xs + e;
+    if (live && x >= G.x0 && x < G.x1) {
+      *xm |= 1u << e;
+      if (x >= G.ox0 && x < G.ox1) *om |= 1u << e;
+    }
+  }
+}
+
+/* One chunk's next values, c times its residual added, with left and right
+ * the x neighbours of its end elements; NORM: the squared residuals of the
+ * elements in rom into sum. ym and yp are read in 3D only. */
+template <typename T, int DIM, bool HAS_F, bool NORM>
+__device__ __forceinline__ typename Vec16<T>::type chunk_relax(
+    const typename Vec16<T>::type &cur, T left, T right, const typename Vec16<T>::type &prev,
+    const typename Vec16<T>::type &next, const typename Vec16<T>::type &ym, const typename Vec16<T>::type &yp,
+    const typename Vec16<T>::type &fv, unsigned rom, T w0, T w1, T w2, T diag, T c, double &sum) {
+  constexpr int V = Vec16<T>::n;
+  typename Vec16<T>::type out;
+#pragma unroll
+  for (int e = 0; e < V; e++) {
+    const T ce = vget(cur, e);
+    const T l = e == 0 ? left : vget(cur, e - 1);
+    const T rr = e == V - 1 ? right : vget(cur, e + 1);
+    T res;
+    if (DIM == 3)
+      res = relax_res3(ce, l, rr, vget(ym, e), vget(yp, e), vget(prev, e), vget(next, e),
+                       HAS_F ? vget(fv, e) : (T)0, w0, w1, w2, diag);
+    else
+      res = relax_res2(ce, l, rr, vget(prev, e), vget(next, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
+    vset(out, e, ce + c * res);
+    if (NORM && ((rom >> e) & 1u)) sum += (double)res * (double)res;
+  }
+  return out;
+}
+
+/* The chunk's elements in xm to p. Partial chunks (a region's edges) are
+ * stored element by element: merging them into one 16-byte store (load,
+ * blend, store) gave STG.E.128 in the SASS but cost 7-16% on 8192^2 and
+ * 16384^2 in every mode (bench/results/2026-11-30-h200x2-stencil.md, call 5).
+ * Written out, not vstore_mask: that call changed the march's PTX (induction
+ * variables). */
+template <typename T>
+__device__ __forceinline__ void chunk_store(T *p, const typename Vec16<T>::type &out, unsigned xm) {
+  constexpr int V = Vec16<T>::n;
+  if (xm == (1u << V) - 1u) {
+    vstore(p, out);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if ((xm >> e) & 1u) p[e] = vget(out, e);
+  }
+}
+
 /* The faces whose neighbour's fields this GPU can store to (CUDA IPC, one
  * node): the persistent multi-rank solve (solvers/relax_cuda.cu) writes each
  * new boundary value of the owned box straight into the neighbour's ghost
@@ -240,15 +303,8 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
     const int xs = (G.a0 + ch0 + lane) * V;
     const int m = G.m0 + (int)strip * G.ry;
     const int rows = min(G.ry, G.mn - (int)strip * G.ry);
-    unsigned xm = 0, om = 0; /* in the region, and owned among them (relax_range) */
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      const int x = xs + e;
-      if (active && x >= G.x0 && x < G.x1) {
-        xm |= 1u << e;
-        if (x >= G.ox0 && x < G.ox1) om |= 1u << e;
-      }
-    }
+    unsigned xm, om;
+    chunk_masks<V>(G, xs, active, &xm, &om);
     const bool need_l = first && (xm & 1u), need_r = last && ((xm >> (V - 1)) & 1u);
     const T *ld = u + xs + ms * (m - 1); /* the next row to copy */
     long long idx = xs + ms * m;         /* the row computed next */
@@ -292,24 +348,9 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
       const T left = (xm & 1u) ? (first ? cl : sl) : (T)0;
       const T right = (xm >> (V - 1)) & 1u ? (last ? cr : sr) : (T)0;
       const unsigned rom = (m + r >= G.om0 && m + r < G.om1) ? om : 0u;
-      VT out;
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        const T ce = vget(cur, e);
-        const T l = e == 0 ? left : vget(cur, e - 1);
-        const T rr = e == V - 1 ? right : vget(cur, e + 1);
-        const T res = relax_res2(ce, l, rr, vget(prev, e), vget(next, e), HAS_F ? vget(fv, e) : (T)0,
-                                 w0, w1, diag);
-        vset(out, e, ce + c * res);
-        if (NORM && ((rom >> e) & 1u)) sum += (double)res * (double)res;
-      }
-      if (xm == (1u << V) - 1u) {
-        vstore(un + idx, out);
-      } else {
-#pragma unroll
-        for (int e = 0; e < V; e++)
-          if ((xm >> e) & 1u) un[idx + e] = vget(out, e);
-      }
+      const VT out = chunk_relax<T, 2, HAS_F, NORM>(cur, left, right, prev, next, cur, cur, fv, rom, w0, w1,
+                                                    (T)0, diag, c, sum);
+      chunk_store(un + idx, out, xm);
       load(s); /* slot s again (copy r + 2 + kRing), its value long in registers */
       idx += ms;
       prev = cur;
@@ -349,19 +390,8 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
     const int m = G.m0 + (int)strip * G.ry;
     const int oth = G.q0 + (int)q;
     const int rows = min(G.ry, G.mn - (int)strip * G.ry);
-    /* elements in the region, and owned ones among them (the residual's:
-     * a chunk at the x edge of a region holds points of the region beside
-     * it, which that region's sweep counts; counting them here too summed
-     * them twice in the split step of an x-cut box, call 27) */
-    unsigned xm = 0, om = 0;
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      const int x = xs + e;
-      if (x >= G.x0 && x < G.x1) {
-        xm |= 1u << e;
-        if (x >= G.ox0 && x < G.ox1) om |= 1u << e;
-      }
-    }
+    unsigned xm, om;
+    chunk_masks<V>(G, xs, true, &xm, &om);
     if (DIM == 3 && (oth < G.oq0 || oth >= G.oq1)) om = 0;
     bool fwd_task = false; /* FWD: this task's values go to a neighbour */
     if (FWD) {
@@ -391,35 +421,9 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
         yp = vload(u + idx + G.sy);
       }
       const unsigned rom = (m + r >= G.om0 && m + r < G.om1) ? om : 0u;
-      VT out;
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        const T ce = vget(cur, e);
-        const T l = e == 0 ? left : vget(cur, e - 1);
-        const T rr = e == V - 1 ? right : vget(cur, e + 1);
-        T res;
-        if (DIM == 3)
-          res = relax_res3(ce, l, rr, vget(ym, e), vget(yp, e), vget(prev, e), vget(next, e),
-                           HAS_F ? vget(fv, e) : (T)0, w0, w1, w2, diag);
-        else
-          res = relax_res2(ce, l, rr, vget(prev, e), vget(next, e), HAS_F ? vget(fv, e) : (T)0,
-                           w0, w1, diag);
-        vset(out, e, ce + c * res);
-        if (NORM && ((rom >> e) & 1u)) sum += (double)res * (double)res;
-      }
-      /* Partial chunks (the region's edges) are stored element by element.
-       * Merging them into one 16-byte store (load the chunk, blend, store)
-       * gave STG.E.128 in the SASS but cost 7-16% on 8192^2 and 16384^2 in
-       * every mode (bench/results/2026-11-30-h200x2-stencil.md, call 5).
-       * Written out, not vstore_mask: the call changed this loop's PTX
-       * (induction variables), and this is the measured streaming kernel. */
-      if (xm == (1u << V) - 1u) {
-        vstore(un + idx, out);
-      } else {
-#pragma unroll
-        for (int e = 0; e < V; e++)
-          if ((xm >> e) & 1u) un[idx + e] = vget(out, e);
-      }
+      const VT out = chunk_relax<T, DIM, HAS_F, NORM>(cur, left, right, prev, next, ym, yp, fv, rom, w0, w1,
+                                                      w2, diag, c, sum);
+      chunk_store(un + idx, out, xm);
       if (FWD && fwd_task) peer_forward<T, DIM>(*fwd, par, G, out, xm, xs, DIM == 3 ? oth : m + r, DIM == 3 ? m + r : 0);
       prev = cur;
       cur = next;
