@@ -18,9 +18,10 @@
 # ragged: B = 1000 problems, sides log-uniform (full: 16 .. 1024, the issue's
 #   16^2 .. 1024^2 points; quick: 4 .. 32, i.e. 16 .. 1024 rows),
 #   static against atomic (and clc where the GPU has it) in block, cluster and
-#   row groups: solve and kernel time, the load imbalance (busiest group's
-#   time over the mean, from /batch busy_max and busy_mean) and kernel time
-#   over the mean group's busy time (1.0: the work spread evenly).
+#   row groups (split by levels: solvers/batch_levels.c): solve and kernel
+#   time, the load imbalance (busiest block's time over the mean, from /batch
+#   busy_max and busy_mean) and kernel time over the mean block's busy time
+#   (1.0: the work spread evenly).
 # Each run: CG (BATCHED_METHOD=jacobi for Jacobi), rtol 1e-6, no solution
 # written. A failing run becomes a "skipped: MESSAGE" row. BATCHED_TIMEOUT
 # (s, default 120) bounds one run; BATCHED_DRY_RUN=1 lists the rows only;
@@ -53,7 +54,7 @@ uniform() { # Bs sides
 }
 ragged() { # sides schedules
   local m c
-  for m in block cluster row; do for c in $2; do plan+=("ragged 1000 $1 $m $c"); done; done
+  for m in row block cluster; do for c in $2; do plan+=("ragged 1000 $1 $m $c"); done; done
 }
 rsched=${BATCHED_RAGGED_SCHEDULES:-static atomic clc}
 case $sel in
@@ -144,6 +145,7 @@ def load(r):
         return dict(t=float(s["solve_time"]), kt=kt, tk=kt if kt > 0 else float(s["solve_time"]), sync=text(b["sync_used"]), sched=text(b["schedule_used"]),
                     bpg=int(b["group_blocks_used"]), groups=int(b["groups"]), barriers=int(b["barriers"]),
                     bmax=float(b["busy_max"]), bmean=float(b["busy_mean"]), itmin=int(it.min()),
+                    levels=int(b["levels_used"]) if "levels_used" in b else 1,
                     itmax=int(it.max()), count=int(b["count"]), rows=int(b["rows"]))
 
 
@@ -192,24 +194,25 @@ for r in rows:
 
 sides = sorted({r["side"] for r in rows if r["kind"] == "ragged"})
 print(f"\n## Ragged sizes: 1000 problems, sides log-uniform {', '.join(sides)} ({method}, rtol 1e-6)\n")
-print("| sync | schedule | blocks/group | groups | solve s | kernel s | problems/s | busiest group s | "
-      "mean group s | imbalance | kernel / mean |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| sync | schedule | blocks/group | levels | groups | solve s | kernel s | problems/s | busiest block s | "
+      "mean block s | imbalance | kernel / mean |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for r in rows:
     if r["kind"] != "ragged":
         continue
     f = figs.get(r["name"])
     if not f:
-        print(f"| {r['sync']} | {r['schedule']} | {r['status']}: {r['message']} | | | | | | | | |")
+        print(f"| {r['sync']} | {r['schedule']} | {r['status']}: {r['message']} | | | | | | | | | |")
         continue
     imb = f["bmax"] / f["bmean"] if f["bmean"] > 0 else float("nan")
     even = f["kt"] / f["bmean"] if f["bmean"] > 0 and f["kt"] > 0 else float("nan")
-    print(f"| {f['sync']} | {f['sched']} | {f['bpg']} | {f['groups']} | {f['t']:.4f} | {kcell(f)} | "
+    print(f"| {f['sync']} | {f['sched']} | {f['bpg']} | {f['levels']} | {f['groups']} | {f['t']:.4f} | {kcell(f)} | "
           f"{rate(f)} | {f['bmax']:.4f} | {f['bmean']:.4f} | {imb:.2f} | {even:.2f} |")
 print("\nsolve s: /solver solve_time (the slowest rank's solve, allocations, uploads and downloads "
       "included); kernel s: /batch kernel_time (first solve kernel to the end of the last, device "
-      "events); problems/s and vs best: by kernel s; busiest/mean group: seconds each group spent "
-      "inside its problems (device clock); kernel / mean: kernel s over the mean group's busy time "
-      "(1.00 = the total work spread evenly over the groups).")
+      "events); problems/s and vs best: by kernel s; busiest/mean block: seconds each block spent "
+      "inside its problems (device clock); kernel / mean: kernel s over the mean block's busy time "
+      "(1.00 = the total work spread evenly over the blocks); levels: row groups that split for a "
+      "ragged batch (solvers/batch_levels.c), top groups of blocks/group blocks.")
 PYEOF
 cat "$out/table.md"

@@ -85,6 +85,7 @@ int coop_batch_solve(coop_backend *be, const coop_batch *bt, const coop_batch_ct
       opt->schedule_used = COOP_SCHED_STATIC;
       opt->group_blocks_used = 0;
       opt->groups_used = 1;
+      opt->levels_used = 1;
       opt->barriers = 0;
       opt->busy_max = opt->busy_mean = 0.0; /* per problem seconds are in res */
       opt->kernel_time = 0.0;

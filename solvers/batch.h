@@ -113,10 +113,11 @@ typedef struct {
   int group_blocks; /* blocks per group for row and cluster; 0: chosen from the sizes */
   /* filled in by the solve: what ran */
   int sync_used, schedule_used, group_blocks_used, groups_used;
+  int levels_used; /* row groups: levels of the split (1: none; solvers/batch_levels.c) */
   int64_t barriers; /* group barriers passed, summed over groups (for the report) */
-  /* seconds each group spent in its problems (device clock; 0 where not
-   * measured: host, launch): the busiest group's and the mean over groups;
-   * busy_max / busy_mean is the load imbalance of the schedule */
+  /* seconds each block spent in its problems (device clock; 0 where not
+   * measured: host, launch): the busiest block's and the mean over the blocks
+   * that ran; busy_max / busy_mean is the load imbalance of the schedule */
   double busy_max, busy_mean;
   /* seconds from the first kernel of the solve to the end of the last (device
    * events; uploads, downloads and allocations left out; 0 on the host) */
@@ -143,6 +144,45 @@ int coop_batch_solve_host(const coop_batch *bt, const coop_batch_ctl *ctl, doubl
 int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, const coop_batch_ctl *ctl,
                           coop_batch_run *opt, double *x, coop_batch_result *res);
 int coop_batch_check_run_cuda(coop_backend *be, const coop_batch_run *opt);
+
+/* ---- the order of the problems on a GPU, and split row groups ----
+ *
+ * Stealing schedules (atomic, clc) hand out the problems largest estimated
+ * work first, so the last ones taken are the smallest; static keeps index
+ * order (the baseline). A ragged batch (the largest problem's work at least
+ * COOP_BATCH_RAGGED times the mean) run in row groups gets levels: groups of
+ * top_blocks blocks take the largest problems together; a group out of them
+ * splits into groups of size[1] blocks (its halves), which take the next
+ * problems, and so on down to single blocks, which take the smallest with
+ * __syncthreads() alone. A problem's level is the largest group that keeps
+ * at least COOP_BATCH_GROUP_ROWS rows a block and that it needs to finish
+ * within a quarter of the batch's even share of the time; one problem alone
+ * is never the long pole of the run. */
+#define COOP_BATCH_MAX_LEVELS 12
+#define COOP_BATCH_RAGGED 4.0
+#define COOP_BATCH_GROUP_ROWS 1024
+
+typedef struct {
+  int levels;     /* 1: no split */
+  int top_blocks; /* blocks of a level-0 group */
+  int size[COOP_BATCH_MAX_LEVELS];            /* blocks of a group at each level; each divides the last */
+  int64_t start[COOP_BATCH_MAX_LEVELS + 1];   /* level l's problems: order[start[l] .. start[l+1]) */
+} coop_batch_levels;
+
+/* Estimated work of problem p: entries x expected iterations (Jacobi ~ rows,
+ * CG ~ sqrt(rows), as for a 2D-like operator, at most max_iter; heat: its
+ * steps). A guess from the matrix alone; only the order and split use it. */
+double coop_batch_work(const coop_batch *bt, const coop_batch_ctl *ctl, int64_t p);
+
+/* 1 when the largest of count works is at least COOP_BATCH_RAGGED x the mean. */
+int coop_batch_is_ragged(const double *work, int64_t count);
+
+/* order[count] (caller's): the problems in the order items are handed out;
+ * lv: the levels. split = 0: one level of top blocks. top = 0 with split:
+ * chosen (a power of two, at most resident). largest_first: by work, largest
+ * first, within each level; else index order. */
+int coop_batch_plan_levels(const coop_batch *bt, const coop_batch_ctl *ctl, int64_t resident, int top,
+                           int split, int largest_first, int64_t *order, coop_batch_levels *lv);
 
 /* Names of the enums, for keys and reports ("row", "atomic", ...); the name
  * of a value outside the enum is "unknown". */

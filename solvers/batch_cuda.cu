@@ -64,6 +64,10 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kK = 2;             /* values per group reduction (CG: (r,z) and (r,r)) */
 constexpr int kMaxCluster = 8;    /* portable cluster size */
 constexpr int kRowsPerBlock = 2048; /* auto: rows one block takes (8 per thread) */
+/* row kernels: 5 blocks an SM, as before they split into levels (the split
+ * path would take 80 registers and 3 blocks an SM; capped, it spills a few
+ * loop variables instead) */
+constexpr int kRowMinBlocks = 4;
 constexpr int kLaunchCheck = 8;   /* launch mode: steps between reads of the active count */
 /* a software barrier waits this long for its group before the kernel gives
  * up: far beyond any phase of one problem (microseconds), short enough that a
@@ -85,11 +89,20 @@ struct Batch {
   int64_t *res_it;
   double *res_r0, *res_rn, *res_sec;
   int *res_reason;
+  /* the items: order[k] is the k-th problem handed out (NULL: problem k);
+   * row groups' levels (coop_batch_levels): level l's groups hold lsize[l]
+   * blocks and take items [lstart[l], lstart[l + 1]); their barrier counters
+   * start at lctr[l] */
+  const int64_t *order;
+  int levels;
+  int lsize[COOP_BATCH_MAX_LEVELS];
+  long long lstart[COOP_BATCH_MAX_LEVELS + 1];
+  long long lctr[COOP_BATCH_MAX_LEVELS];
 };
 
 /* Device control block: zeroed before each launch. */
 struct Ctl {
-  unsigned long long next;       /* atomic scheduler */
+  unsigned long long next[COOP_BATCH_MAX_LEVELS]; /* atomic scheduler, one counter per level */
   unsigned long long barriers;   /* sum over groups */
   unsigned long long final_tick; /* grid: the grid.sync() after which all leave */
   unsigned done_groups;          /* grid: groups out of problems */
@@ -100,9 +113,9 @@ struct Ctl {
 /* What the persistent kernels share besides the batch. */
 struct Common {
   Ctl *ctl;
-  double *busy;   /* per group: seconds in problems */
-  double *part;   /* row, grid: groups x 2 slots x blocks x kK partial sums */
-  unsigned *ctr;  /* row: barrier counter per group, zeroed once */
+  double *busy;   /* per block: seconds in problems */
+  double *part;   /* row, grid: levels x groups x 2 slots x blocks x kK partial sums */
+  unsigned *ctr;  /* row: barrier counter per group of every level, zeroed once */
   unsigned long long timeout_ns;
 };
 
@@ -190,11 +203,13 @@ struct BlockG {
   Shared &sh;
   int slot = 0;
   long long barriers = 0;
-  __device__ explicit BlockG(Shared &s) : sh(s) {}
+  long long idx, n; /* this block among the kernel's n (a row kernel's blocks flattened) */
+  __device__ explicit BlockG(Shared &s)
+      : sh(s), idx((long long)blockIdx.y * gridDim.x + blockIdx.x), n((long long)gridDim.x * gridDim.y) {}
   __device__ int size() const { return 1; }
   __device__ int rank() const { return 0; }
-  __device__ long long index() const { return blockIdx.x; }
-  __device__ long long groups() const { return gridDim.x; }
+  __device__ long long index() const { return idx; }
+  __device__ long long groups() const { return n; }
   __device__ bool leader() const { return threadIdx.x == 0; }
   __device__ void start() { __syncthreads(); }
   __device__ void finish() {}
@@ -268,39 +283,52 @@ struct ClusterG {
 };
 
 /* A row of blocks (blockIdx.y): the software barrier, or with GRID the
- * cooperative grid.sync(). Partials in global memory (read through L2). */
+ * cooperative grid.sync(). Partials in global memory (read through L2). At
+ * level l of a split row (B.lsize) the row's blocks form groups of
+ * B.lsize[l] consecutive blocks, each with its own counter and its own
+ * partial slots, so groups that split never touch their parent's slots. */
 template <bool GRID>
 struct RowG {
   Shared &sh;
   const Common &C;
   int slot = 0;
   long long barriers = 0;
-  __device__ RowG(Shared &s, const Common &c) : sh(s), C(c) {}
-  __device__ int size() const { return gridDim.x; }
-  __device__ int rank() const { return blockIdx.x; }
-  __device__ long long index() const { return blockIdx.y; }
-  __device__ long long groups() const { return gridDim.y; }
-  __device__ bool leader() const { return blockIdx.x == 0 && threadIdx.x == 0; }
-  __device__ void start() {}
-  __device__ double *slot_base() const {
-    return C.part + ((size_t)blockIdx.y * 2 + slot) * (size_t)gridDim.x * kK;
+  int n, r, first;        /* blocks of the group, this block's rank, the group's first blockIdx.x */
+  long long idx, ngroups; /* the group among the level's groups of the kernel */
+  unsigned *ctr;          /* its barrier counter (row) */
+  double *part;           /* slot 0 of the level's partials of this row */
+  __device__ RowG(Shared &s, const Common &c, const Batch &B, int level) : sh(s), C(c) {
+    n = B.lsize[level];
+    r = (int)(blockIdx.x % (unsigned)n);
+    first = (int)blockIdx.x - r;
+    const long long per_row = gridDim.x / n;
+    idx = (long long)blockIdx.y * per_row + blockIdx.x / n;
+    ngroups = (long long)gridDim.y * per_row;
+    ctr = GRID ? nullptr : coop_bar::group_counter(C.ctr, B.lctr[level] + idx);
+    part = C.part + ((size_t)level * gridDim.y + blockIdx.y) * 2 * (size_t)gridDim.x * kK;
   }
+  __device__ int size() const { return n; }
+  __device__ int rank() const { return r; }
+  __device__ long long index() const { return idx; }
+  __device__ long long groups() const { return ngroups; }
+  __device__ bool leader() const { return r == 0 && threadIdx.x == 0; }
+  __device__ void start() {}
+  __device__ double *slot_base() const { return part + (size_t)slot * gridDim.x * kK + (size_t)first * kK; }
   __device__ bool barrier() {
     barriers++;
     if (GRID) {
       coop_bar::grid_sync();
       return true;
     }
-    return coop_bar::group_sync(coop_bar::group_counter(C.ctr, blockIdx.y), gridDim.x, blockIdx.x == 0, blockIdx.y, blockIdx.x,
-                                &C.ctl->fault, C.timeout_ns, &sh.ok);
+    return coop_bar::group_sync(ctr, (unsigned)n, r == 0, (int)idx, r, &C.ctl->fault, C.timeout_ns, &sh.ok);
   }
   template <int K> __device__ bool sum(double (&v)[K]) {
     block_reduce(sh, v);
     double *base = slot_base();
     if (threadIdx.x == 0)
-      for (int k = 0; k < K; k++) base[(size_t)blockIdx.x * kK + k] = v[k];
+      for (int k = 0; k < K; k++) base[(size_t)r * kK + k] = v[k];
     if (!barrier()) return false;
-    combine(sh, size(), v, [&](int r, int k) { return __ldcg(base + (size_t)r * kK + k); });
+    combine(sh, size(), v, [&](int q, int k) { return __ldcg(base + (size_t)q * kK + k); });
     slot ^= 1;
     return true;
   }
@@ -511,46 +539,86 @@ __device__ bool cg_solve(G &g, const Batch &B, long long p, unsigned long long t
 
 /* ---------------- the persistent kernels ---------------- */
 
-/* Every problem the scheduler hands this group. HEAT: heat batches get their
- * own kernels, so that the Jacobi and CG kernels keep their registers and
- * occupancy (which size the row groups, and so the order of their sums). */
+/* The problems the scheduler hands this group from items [lo, hi) of the
+ * order; false when the kernel aborts (a barrier gave up). HEAT: heat
+ * batches get their own kernels, so that the Jacobi and CG kernels keep
+ * their registers and occupancy (which size the row groups, and so the
+ * order of their sums). */
+template <bool HEAT, class G, class S>
+__device__ bool solve_items(G &g, S &s, const Batch &B, long long lo, long long hi, double &busy) {
+  long long k = s.first(g);
+  while (k >= 0 && k < hi - lo) {
+    const long long p = B.order ? B.order[lo + k] : lo + k;
+    const unsigned long long t0 = coop_bar::globaltimer();
+    const bool ok = HEAT ? relax<true>(g, B, p, t0)
+                    : B.method == COOP_BATCH_JACOBI ? relax<false>(g, B, p, t0) : cg_solve(g, B, p, t0);
+    if (!ok) return false;
+    busy += 1e-9 * (double)(coop_bar::globaltimer() - t0);
+    k = s.next(g);
+  }
+  return k != coop_sched::kAbort;
+}
+
+/* This block's seconds in problems, and the barriers its groups' leaders counted. */
+__device__ void account(const Common &C, double busy, long long barriers) {
+  if (threadIdx.x != 0) return;
+  if (barriers) atomicAdd(&C.ctl->barriers, (unsigned long long)barriers);
+  C.busy[(size_t)blockIdx.y * gridDim.x + blockIdx.x] = busy;
+}
+
+/* One level of groups over the whole order. */
 template <bool HEAT, class G, class S>
 __device__ void solve_all(G &g, S &s, const Batch &B, const Common &C) {
   double busy = 0.0;
   g.start();
-  long long p = s.first(g);
-  while (p >= 0 && p < B.count) {
-    const unsigned long long t0 = coop_bar::globaltimer();
-    const bool ok = HEAT ? relax<true>(g, B, p, t0)
-                    : B.method == COOP_BATCH_JACOBI ? relax<false>(g, B, p, t0) : cg_solve(g, B, p, t0);
-    if (!ok) return; /* a barrier gave up: leave now */
-    busy += 1e-9 * (double)(coop_bar::globaltimer() - t0);
-    p = s.next(g);
-  }
-  if (p == coop_sched::kAbort) return;
+  if (!solve_items<HEAT>(g, s, B, 0, B.count, busy)) return;
   g.finish();
-  if (g.leader()) {
-    atomicAdd(&C.ctl->barriers, (unsigned long long)g.barriers);
-    C.busy[g.index()] = busy;
-  }
+  account(C, busy, g.leader() ? g.barriers : 0);
 }
 
-template <class S> __device__ S make_sched(const Common &C, Shared &sh);
-template <> __device__ coop_sched::Static make_sched(const Common &, Shared &) { return coop_sched::Static{}; }
-template <> __device__ coop_sched::Atomic make_sched(const Common &C, Shared &) {
-  return coop_sched::Atomic{&C.ctl->next};
+template <class S> __device__ S make_sched(const Common &C, Shared &sh, int level = 0);
+template <> __device__ coop_sched::Static make_sched(const Common &, Shared &, int) { return coop_sched::Static{}; }
+template <> __device__ coop_sched::Atomic make_sched(const Common &C, Shared &, int level) {
+  return coop_sched::Atomic{&C.ctl->next[level]};
 }
-template <> __device__ coop_sched::Clc<false> make_sched(const Common &, Shared &sh) {
+template <> __device__ coop_sched::Clc<false> make_sched(const Common &, Shared &sh, int) {
   coop_sched::Clc<false> s;
   s.sh = &sh.clc;
   s.init();
   return s;
 }
-template <> __device__ coop_sched::Clc<true> make_sched(const Common &, Shared &sh) {
+template <> __device__ coop_sched::Clc<true> make_sched(const Common &, Shared &sh, int) {
   coop_sched::Clc<true> s;
   s.sh = &sh.clc;
   s.init();
   return s;
+}
+
+/* Row groups level by level: a group takes level l's problems until none is
+ * left, then its blocks go on as the groups of level l + 1 (all its blocks
+ * learn "none" from the same broadcast, so they leave together). Groups of
+ * one block take block's path: __syncthreads() and shared-memory sums, where
+ * a row barrier of one block would still pass through global memory. */
+template <bool HEAT, class S>
+__device__ void solve_levels(Shared &sh, const Batch &B, const Common &C) {
+  double busy = 0.0;
+  long long barriers = 0;
+  for (int l = 0; l < B.levels; l++) {
+    S s = make_sched<S>(C, sh, l);
+    bool ok;
+    if (B.lsize[l] > 1) {
+      RowG<false> g(sh, C, B, l);
+      ok = solve_items<HEAT>(g, s, B, B.lstart[l], B.lstart[l + 1], busy);
+      if (g.leader()) barriers += g.barriers;
+    } else {
+      BlockG g(sh);
+      __syncthreads(); /* the shared slots of the level before are read */
+      ok = solve_items<HEAT>(g, s, B, B.lstart[l], B.lstart[l + 1], busy);
+      if (g.leader()) barriers += g.barriers;
+    }
+    if (!ok) return;
+  }
+  account(C, busy, barriers);
 }
 
 /* Block groups. No barrier spans blocks, so any grid size is safe. */
@@ -576,11 +644,15 @@ __global__ void __launch_bounds__(kThreads) cluster_kernel(Batch B, Common C) {
  * occupancy x SMs, checked by the launcher). GRID: grid.sync() in a
  * cooperative launch, which guarantees residency itself. */
 template <bool HEAT, bool GRID, class S>
-__global__ void __launch_bounds__(kThreads) row_kernel(Batch B, Common C) {
+__global__ void __launch_bounds__(kThreads, GRID ? 0 : kRowMinBlocks) row_kernel(Batch B, Common C) {
   __shared__ Shared sh;
-  RowG<GRID> g(sh, C);
-  S s = make_sched<S>(C, sh);
-  solve_all<HEAT>(g, s, B, C);
+  if constexpr (GRID) {
+    RowG<GRID> g(sh, C, B, 0);
+    S s = make_sched<S>(C, sh);
+    solve_all<HEAT>(g, s, B, C);
+  } else {
+    solve_levels<HEAT, S>(sh, B, C);
+  }
 }
 
 /* ---------------- launch mode ---------------- */
@@ -829,11 +901,12 @@ void mem_free(Mem *m) {
 
 struct Shape {
   long long count, rows, nnz, n_max;
-  bool heat; /* heat batches run their own kernels */
+  bool heat;   /* heat batches run their own kernels */
+  bool ragged; /* coop_batch_is_ragged: row groups split into levels */
 };
 
 Shape shape_of(const coop_batch *bt) {
-  Shape s = {bt->count, 0, 0, 0, false};
+  Shape s = {bt->count, 0, 0, 0, false, false};
   if (s.count <= 0) return s;
   s.rows = bt->row_off[s.count];
   s.nnz = bt->rowptr[s.rows];
@@ -921,7 +994,8 @@ int auto_blocks(const Shape &s, long long resident) {
   return (int)(b < 1 ? 1 : b);
 }
 
-/* sync = auto: the cheapest barrier that gives each problem the blocks of
+/* sync = auto: a ragged batch runs split rows (solve_levels), unless clc
+ * runs it (no rows). Else the cheapest barrier that gives each problem the blocks of
  * auto_blocks. One block: __syncthreads() (a few ns); 2 to 8: a cluster,
  * whose hardware barrier costs 0.2 us against about 1 us for a software one
  * (gpu-machine/README.md); more: a row. So a batch that fills the GPU one
@@ -929,6 +1003,7 @@ int auto_blocks(const Shape &s, long long resident) {
  * problems run rows, and in between clusters. Clc runs no rows: it caps at a
  * cluster of 8. bench/batched.sh measures these choices. */
 int auto_sync(const Shape &s, long long resident, bool clc, bool clusters) {
+  if (s.ragged && !clc) return COOP_BSYNC_ROW;
   const int b = auto_blocks(s, resident);
   if (b <= 1) return COOP_BSYNC_BLOCK;
   if (clusters && (b <= kMaxCluster || clc)) return COOP_BSYNC_CLUSTER;
@@ -939,6 +1014,9 @@ struct Plan {
   int sync, sched, bpg;
   long long groups;
   const void *fn;
+  coop_batch_levels lv; /* the row kernel's levels; one level of bpg blocks elsewhere */
+  int64_t *order;       /* host, count: the order items are handed out; the caller frees it */
+  bool upload_order;    /* false: index order, the kernels take problem k as item k */
 };
 
 /* What this GPU cannot run whatever the batch (asked again before a batch
@@ -1015,10 +1093,25 @@ int plan_cluster(const Gpu &g, const Shape &s, const coop_batch_run *opt, long l
 }
 
 /* Row and grid: every block of a group must be resident, and so must every
- * group of the launch: blocks x groups <= occupancy x SMs. */
-int plan_rows(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl) {
+ * group of the launch: blocks x groups <= occupancy x SMs. A ragged batch in
+ * rows: levels, top groups sized by coop_batch_plan_levels, as many groups as
+ * fit (the blocks of those without a top problem start on the next level). */
+int plan_rows(const Gpu &g, const Shape &s, const coop_batch *bt, const coop_batch_ctl *ctl,
+              const coop_batch_run *opt, Plan *pl) {
   long long resident;
   COOP_CHECK(resident_blocks(pl->fn, g, &resident));
+  if (pl->sync == COOP_BSYNC_ROW && s.ragged) {
+    if (opt->group_blocks > resident)
+      return coop_error_input("run.group_blocks = %d: at most %lld blocks of the batch kernel are "
+                              "resident on GPU %d, and a row barrier needs all of its blocks at once",
+                              opt->group_blocks, resident, g.id);
+    COOP_CHECK(coop_batch_plan_levels(bt, ctl, resident, opt->group_blocks, 1, pl->sched != COOP_SCHED_STATIC,
+                                      pl->order, &pl->lv));
+    pl->bpg = pl->lv.top_blocks;
+    pl->groups = resident / pl->bpg;
+    pl->upload_order = true;
+    return 0;
+  }
   int b = opt->group_blocks ? opt->group_blocks : auto_blocks(s, resident);
   if (b > resident) {
     if (opt->group_blocks)
@@ -1033,8 +1126,21 @@ int plan_rows(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl)
   return 0;
 }
 
-int make_plan(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl) {
+/* One level of the plan's blocks; stealing schedules largest first. */
+int plan_order(const coop_batch *bt, const coop_batch_ctl *ctl, Plan *pl) {
+  if (pl->lv.levels) return 0; /* split rows: planned */
+  const bool steal = pl->sched != COOP_SCHED_STATIC && pl->sync != COOP_BSYNC_LAUNCH &&
+                     pl->sync != COOP_BSYNC_LAUNCH_EACH;
+  COOP_CHECK(coop_batch_plan_levels(bt, ctl, 1, pl->bpg > 0 ? pl->bpg : 1, 0, steal, pl->order, &pl->lv));
+  pl->upload_order = steal;
+  return 0;
+}
+
+int make_plan(const Gpu &g, const Shape &s, const coop_batch *bt, const coop_batch_ctl *ctl,
+              const coop_batch_run *opt, Plan *pl) {
+  int64_t *order = pl->order;
   memset(pl, 0, sizeof *pl);
+  pl->order = order;
   long long resident;
   COOP_CHECK(resident_blocks(kernel_for(COOP_BSYNC_BLOCK, COOP_SCHED_STATIC, s.heat), g, &resident));
   pl->sync = opt->sync;
@@ -1049,19 +1155,21 @@ int make_plan(const Gpu &g, const Shape &s, const coop_batch_run *opt, Plan *pl)
   switch (pl->sync) {
   case COOP_BSYNC_LAUNCH:
   case COOP_BSYNC_LAUNCH_EACH:
-    return 0;
+    break;
   case COOP_BSYNC_BLOCK:
     COOP_CHECK(resident_blocks(pl->fn, g, &resident));
     pl->bpg = 1;
     pl->groups = pl->sched == COOP_SCHED_CLC || s.count < resident ? s.count : resident;
     if (pl->groups > 2147483647LL)
       return COOP_ERROR(COOP_ERR_RUNTIME, "batch: %lld problems exceed one launch's blocks", s.count);
-    return 0;
+    break;
   case COOP_BSYNC_CLUSTER:
-    return plan_cluster(g, s, opt, resident, pl);
+    COOP_CHECK(plan_cluster(g, s, opt, resident, pl));
+    break;
   default:
-    return plan_rows(g, s, opt, pl);
+    COOP_CHECK(plan_rows(g, s, bt, ctl, opt, pl));
   }
+  return plan_order(bt, ctl, pl);
 }
 
 /* ---------------- upload, run, download ---------------- */
@@ -1223,19 +1331,25 @@ int run_groups(Mem *m, const Gpu &g, const Plan &pl, Batch &B, coop_batch_run *o
   coop_backend *be = m->be;
   cudaStream_t st = (cudaStream_t)be->stream;
   Common C = {};
+  const size_t blocks = (size_t)pl.groups * (size_t)pl.bpg;
   COOP_CHECK(dalloc(m, &C.ctl, 1));
-  COOP_CHECK(dalloc(m, &C.busy, (size_t)pl.groups));
+  COOP_CHECK(dalloc(m, &C.busy, blocks));
   if (pl.sync == COOP_BSYNC_ROW || pl.sync == COOP_BSYNC_GRID)
-    COOP_CHECK(dalloc(m, &C.part, (size_t)pl.groups * 2 * pl.bpg * kK));
+    COOP_CHECK(dalloc(m, &C.part, (size_t)B.levels * blocks * 2 * kK));
   if (pl.sync == COOP_BSYNC_ROW) {
-    const size_t words = (size_t)coop_bar::counter_words(pl.groups);
+    long long groups = 0; /* of every level with a barrier that spans blocks */
+    for (int l = 0; l < B.levels; l++) {
+      B.lctr[l] = groups;
+      if (B.lsize[l] > 1) groups += pl.groups * (pl.bpg / B.lsize[l]);
+    }
+    const size_t words = (size_t)coop_bar::counter_words(groups > 0 ? groups : 1);
     COOP_CHECK(dalloc(m, &C.ctr, words));
     COOP_CUDA(cudaMemsetAsync(C.ctr, 0, words * sizeof(unsigned), st)); /* once */
   }
   C.timeout_ns = kBarrierTimeoutNs;
   COOP_CUDA(cudaMemsetAsync(C.ctl, 0, sizeof(Ctl), st));
-  /* NaN: a group that never ran (a block clc cancelled) is left out of the mean */
-  COOP_CUDA(cudaMemsetAsync(C.busy, 0xff, (size_t)pl.groups * sizeof(double), st));
+  /* NaN: a block that never ran (clc cancelled it) is left out of the mean */
+  COOP_CUDA(cudaMemsetAsync(C.busy, 0xff, blocks * sizeof(double), st));
   Span span;
   COOP_CHECK(span_begin(span, st));
   COOP_CHECK(launch_groups(pl, B, C, st));
@@ -1243,12 +1357,12 @@ int run_groups(Mem *m, const Gpu &g, const Plan &pl, Batch &B, coop_batch_run *o
   Ctl h;
   COOP_CHECK(be->download(be, &h, C.ctl, sizeof h));
   COOP_CHECK(check_fault(h, g, pl));
-  double *busy = (double *)malloc((size_t)pl.groups * sizeof(double));
+  double *busy = (double *)malloc(blocks * sizeof(double));
   if (!busy) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  const int rc = be->download(be, busy, C.busy, (size_t)pl.groups * sizeof(double));
+  const int rc = be->download(be, busy, C.busy, blocks * sizeof(double));
   double mx = 0.0, sum = 0.0;
   long long ran = 0;
-  for (long long i = 0; !rc && i < pl.groups; i++) {
+  for (size_t i = 0; !rc && i < blocks; i++) {
     if (isnan(busy[i])) continue;
     mx = busy[i] > mx ? busy[i] : mx;
     sum += busy[i];
@@ -1259,7 +1373,7 @@ int run_groups(Mem *m, const Gpu &g, const Plan &pl, Batch &B, coop_batch_run *o
   opt->barriers = (int64_t)h.barriers;
   opt->busy_max = mx;
   opt->busy_mean = ran > 0 ? sum / (double)ran : 0.0;
-  opt->groups_used = (int)ran; /* clc: the blocks (clusters) that ran, not those launched */
+  opt->groups_used = (int)(ran / pl.bpg); /* clc: the blocks (clusters) that ran, not those launched */
   return 0;
 }
 
@@ -1449,10 +1563,25 @@ int download(Mem *m, const Shape &s, const Batch &B, double *x, coop_batch_resul
   return rc;
 }
 
+/* The plan's order and levels into B. */
+int upload_order(Mem *m, const Plan &pl, const Shape &s, Batch *B) {
+  B->levels = pl.lv.levels;
+  for (int l = 0; l < pl.lv.levels; l++) B->lsize[l] = pl.lv.size[l];
+  for (int l = 0; l <= pl.lv.levels; l++) B->lstart[l] = pl.lv.start[l];
+  B->order = NULL;
+  if (!pl.upload_order || s.count <= 0) return 0;
+  int64_t *d;
+  COOP_CHECK(dalloc(m, &d, s.count));
+  COOP_CHECK(m->be->upload(m->be, d, pl.order, (size_t)s.count * sizeof *d));
+  B->order = d;
+  return 0;
+}
+
 int solve(Mem *m, const Gpu &g, const Plan &pl, const coop_batch *bt, const coop_batch_ctl *ctl,
           const Shape &s, double *x, coop_batch_result *res, coop_batch_run *opt) {
   Batch B;
   COOP_CHECK(upload(m, bt, ctl, s, x, &B));
+  COOP_CHECK(upload_order(m, pl, s, &B));
   COOP_CHECK(work_vectors(m, s, (cudaStream_t)m->be->stream, &B));
   if (pl.sync == COOP_BSYNC_LAUNCH || pl.sync == COOP_BSYNC_LAUNCH_EACH)
     COOP_CHECK(run_launch(m, bt, s, B, pl.sync == COOP_BSYNC_LAUNCH_EACH, opt));
@@ -1473,19 +1602,34 @@ extern "C" int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, con
   Gpu g;
   COOP_CHECK(gpu_of(be, &g));
   Plan pl;
-  COOP_CHECK(make_plan(g, s, opt, &pl));
-  opt->sync_used = pl.sync;
-  opt->schedule_used = pl.sched;
-  opt->group_blocks_used = pl.bpg;
-  opt->groups_used = (int)pl.groups;
-  opt->barriers = 0;
-  opt->busy_max = opt->busy_mean = 0.0;
-  opt->kernel_time = 0.0;
-  if (s.count <= 0) return 0;
-  Mem m = {};
-  m.be = be;
-  const int rc = solve(&m, g, pl, bt, ctl, s, x, res, opt);
-  mem_free(&m);
+  pl.order = (int64_t *)malloc((size_t)(s.count > 0 ? s.count : 1) * sizeof *pl.order);
+  double *work = (double *)malloc((size_t)(s.count > 0 ? s.count : 1) * sizeof *work);
+  if (!pl.order || !work) {
+    free(pl.order);
+    free(work);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  }
+  for (long long p = 0; p < s.count; p++) work[p] = coop_batch_work(bt, ctl, p);
+  s.ragged = coop_batch_is_ragged(work, s.count) != 0;
+  free(work);
+  int rc = make_plan(g, s, bt, ctl, opt, &pl);
+  if (!rc) {
+    opt->sync_used = pl.sync;
+    opt->schedule_used = pl.sched;
+    opt->group_blocks_used = pl.bpg;
+    opt->groups_used = (int)pl.groups;
+    opt->levels_used = pl.sync == COOP_BSYNC_ROW ? pl.lv.levels : 1;
+    opt->barriers = 0;
+    opt->busy_max = opt->busy_mean = 0.0;
+    opt->kernel_time = 0.0;
+  }
+  if (!rc && s.count > 0) {
+    Mem m = {};
+    m.be = be;
+    rc = solve(&m, g, pl, bt, ctl, s, x, res, opt);
+    mem_free(&m);
+  }
+  free(pl.order);
   return rc;
 }
 

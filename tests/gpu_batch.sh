@@ -11,6 +11,8 @@
 # steps, reason and field to 1e-12 (relative, per problem), the same dt and
 # t_final, residuals to 1e-12. Also:
 #   - batches of more groups than the GPU holds at once (groups loop);
+#   - ragged batches in row groups that split level by level (auto top and
+#     8 blocks, static and atomic, 1 and 2 ranks, auto picking rows);
 #   - run.schedule = clc: on a GPU below cc 10.0 an input error (status 2)
 #     naming the compute capability; at 10.0 and above it runs block and
 #     cluster like the others, and with run.sync = row it is refused;
@@ -135,6 +137,29 @@ ini c3 '[batch]|count = 24|dim = 3|sizes = uniform:2:14|shift = loguniform:0.1:1
 ini p3 '[batch]|count = 24|dim = 3|sizes = uniform:2:14|shift = uniform:0:50|rhs = random|seed = 3|[solver]|name = cg|pc = jacobi|rtol = 1e-10'
 # a few large problems: auto gives each many blocks (rows of 8 and more)
 ini big '[batch]|count = 5|sizes = uniform:96:128|shift = uniform:0:10|rhs = random|seed = 11|[solver]|name = cg|pc = jacobi|rtol = 1e-9'
+
+# ---- ragged batches: row groups split level by level (solvers/batch_levels.c) ----
+# j2, c2, p2 and h2 are ragged too (their row runs split 3 blocks into 1);
+# here deeper: an auto top (many levels) and 8 (8, 4, 2, 1), both schedules,
+# and 2 ranks; levels_used says the split ran.
+ini rag '[batch]|count = 60|sizes = loguniform:4:220|shift = loguniform:0.01:100|rhs = random|seed = 21|[solver]|name = cg|pc = jacobi|rtol = 1e-10'
+run 1 rag-host host rag.ini
+levels_at_least() { # H5 N
+  "$PY" -c "import h5py,sys; sys.exit(0 if h5py.File(sys.argv[1])['batch'].attrs['levels_used'] >= int(sys.argv[2]) else 1)" \
+    "$1" "$2" || fail "$1: fewer than $2 levels"
+}
+for sched in static atomic; do
+  for top in 0 8; do
+    run 1 "rag-$sched-$top" cuda rag.ini --set run.sync=row --set run.schedule=$sched --set run.group_blocks=$top
+    cmp "$TMP/rag-host.h5" "$TMP/rag-$sched-$top.h5" sync_used=row schedule_used=$sched
+    levels_at_least "$TMP/rag-$sched-$top.h5" 4
+  done
+done
+run 2 rag-atomic-2r cuda rag.ini --set run.sync=row --set run.schedule=atomic
+cmp "$TMP/rag-host.h5" "$TMP/rag-atomic-2r.h5" sync_used=row schedule_used=atomic
+run 1 rag-auto cuda rag.ini
+cmp "$TMP/rag-host.h5" "$TMP/rag-auto.h5" sync_used=row
+levels_at_least "$TMP/rag-auto.h5" 4
 
 for case in j2 c2 p2 j3 c3 p3; do
   # shellcheck disable=SC2086

@@ -498,6 +498,116 @@ static void test_dispatch(void) {
   be->destroy(be);
 }
 
+/* ---- the GPU's order and levels (host arithmetic: solvers/batch_levels.c) ---- */
+
+/* A batch of the given problem sizes with 5 entries a row (only row_off and
+ * rowptr: the planning reads no values). */
+static void sized_batch(const int64_t *rows, int64_t count, coop_batch *bt) {
+  memset(bt, 0, sizeof *bt);
+  bt->count = count;
+  bt->row_off = malloc((size_t)(count + 1) * sizeof *bt->row_off);
+  bt->row_off[0] = 0;
+  for (int64_t p = 0; p < count; p++) bt->row_off[p + 1] = bt->row_off[p] + rows[p];
+  bt->rowptr = malloc((size_t)(bt->row_off[count] + 1) * sizeof *bt->rowptr);
+  for (int64_t i = 0; i <= bt->row_off[count]; i++) bt->rowptr[i] = 5 * i;
+}
+
+static int is_permutation(const int64_t *order, int64_t n) {
+  char *seen = calloc((size_t)n + 1, 1);
+  int ok = 1;
+  for (int64_t k = 0; k < n; k++) {
+    if (order[k] < 0 || order[k] >= n || seen[order[k]]) ok = 0;
+    else seen[order[k]] = 1;
+  }
+  free(seen);
+  return ok;
+}
+
+static void test_work(void) {
+  const int64_t rows[3] = {100, 400, 0};
+  coop_batch bt;
+  sized_batch(rows, 3, &bt);
+  coop_batch_ctl ctl = {COOP_BATCH_CG, 0, 1e-6, 0, 1e5, 1000};
+  CU_ASSERT_DOUBLE_EQUAL(coop_batch_work(&bt, &ctl, 0), 500.0 * 10.0, 1e-9);  /* entries x sqrt(rows) */
+  CU_ASSERT_DOUBLE_EQUAL(coop_batch_work(&bt, &ctl, 1), 2000.0 * 20.0, 1e-9);
+  CU_ASSERT(coop_batch_work(&bt, &ctl, 2) > 0.0); /* an empty problem still costs its stop test */
+  ctl.method = COOP_BATCH_JACOBI;
+  CU_ASSERT_DOUBLE_EQUAL(coop_batch_work(&bt, &ctl, 1), 2000.0 * 400.0, 1e-9); /* entries x rows */
+  ctl.max_iter = 50;
+  CU_ASSERT_DOUBLE_EQUAL(coop_batch_work(&bt, &ctl, 1), 2000.0 * 50.0, 1e-9);  /* at most max_iter */
+  int64_t steps[3] = {7, 7, 7};
+  bt.steps = steps;
+  ctl.method = COOP_BATCH_HEAT;
+  CU_ASSERT_DOUBLE_EQUAL(coop_batch_work(&bt, &ctl, 0), 500.0 * 7.0, 1e-9); /* heat: its steps */
+  bt.steps = NULL;
+  coop_batch_free(&bt);
+  const double even[4] = {3, 3, 3, 3}, one_big[8] = {1, 1, 1, 1, 1, 1, 1, 40}, mild[4] = {1, 2, 3, 4};
+  CU_ASSERT_FALSE(coop_batch_is_ragged(even, 4));
+  CU_ASSERT_TRUE(coop_batch_is_ragged(one_big, 8)); /* 40 >= 4 x 47/8 */
+  CU_ASSERT_FALSE(coop_batch_is_ragged(mild, 4));
+  CU_ASSERT_FALSE(coop_batch_is_ragged(one_big + 7, 1));
+}
+
+/* One problem of 2^18 rows, ten of 2^14 and two hundred of 256 (the big one
+ * first in index order last): CG work 6.7e8, 1.05e7 and 2.0e4 each. On 528
+ * resident blocks the big one wants 4 x 6.7e8 x 528 / 7.8e8 = 1814 blocks,
+ * capped at 2^18 / 1024 = 256: the top; the 2^14 ones want 28 -> 32, capped
+ * at 16; the 256-row ones 1. */
+static void test_levels(void) {
+  enum { N = 211 };
+  int64_t rows[N];
+  for (int k = 0; k < 200; k++) rows[k] = 256;
+  for (int k = 200; k < 210; k++) rows[k] = 1 << 14;
+  rows[210] = 1 << 18;
+  coop_batch bt;
+  sized_batch(rows, N, &bt);
+  const coop_batch_ctl ctl = {COOP_BATCH_CG, 0, 1e-6, 0, 1e5, 100000};
+  double work[N];
+  for (int k = 0; k < N; k++) work[k] = coop_batch_work(&bt, &ctl, k);
+  CU_ASSERT_TRUE(coop_batch_is_ragged(work, N));
+  int64_t order[N];
+  coop_batch_levels lv;
+  CU_ASSERT_EQUAL_FATAL(coop_batch_plan_levels(&bt, &ctl, 528, 0, 1, 0, order, &lv), 0);
+  CU_ASSERT_EQUAL(lv.top_blocks, 256);
+  CU_ASSERT_EQUAL_FATAL(lv.levels, 9); /* 256, 128, ..., 2, 1 */
+  for (int l = 0; l < lv.levels; l++) CU_ASSERT_EQUAL(lv.size[l], 256 >> l);
+  CU_ASSERT(is_permutation(order, N));
+  CU_ASSERT_EQUAL(order[0], 210);                           /* level 0: the big one */
+  CU_ASSERT(lv.start[0] == 0 && lv.start[1] == 1 && lv.start[4] == 1); /* levels 1-3 empty */
+  CU_ASSERT(lv.start[5] == 11 && lv.start[8] == 11);       /* level 4 (16 blocks): the ten */
+  CU_ASSERT(lv.start[9] == N);                              /* level 8 (1 block): the rest */
+  for (int k = 1; k < 11; k++) CU_ASSERT_EQUAL(order[k], 199 + k); /* static: index order */
+  for (int k = 11; k < N; k++) CU_ASSERT_EQUAL(order[k], k - 11);
+  /* largest first: the same levels; within one, larger work first */
+  rows[5] = 300;
+  coop_batch_free(&bt);
+  sized_batch(rows, N, &bt);
+  CU_ASSERT_EQUAL_FATAL(coop_batch_plan_levels(&bt, &ctl, 528, 0, 1, 1, order, &lv), 0);
+  CU_ASSERT(lv.levels == 9 && lv.start[1] == 1 && lv.start[5] == 11 && lv.start[8] == 11);
+  CU_ASSERT_EQUAL(order[11], 5);  /* the 300-row one leads the single blocks */
+  CU_ASSERT_EQUAL(order[12], 0);  /* then ties in index order */
+  CU_ASSERT(is_permutation(order, N));
+  /* a given top that is not a power of two: halves while even, then 1 */
+  CU_ASSERT_EQUAL_FATAL(coop_batch_plan_levels(&bt, &ctl, 528, 24, 1, 1, order, &lv), 0);
+  CU_ASSERT(lv.levels == 5 && lv.size[0] == 24 && lv.size[1] == 12 && lv.size[2] == 6 && lv.size[3] == 3 &&
+            lv.size[4] == 1);
+  CU_ASSERT(lv.start[1] == 1); /* the big one wants more than 24: the top */
+  CU_ASSERT(lv.start[2] == 11 && lv.start[4] == 11); /* the ten want 16: the 12-block groups */
+  /* no split: one level of the given blocks; largest first or index order */
+  CU_ASSERT_EQUAL_FATAL(coop_batch_plan_levels(&bt, &ctl, 1, 2, 0, 1, order, &lv), 0);
+  CU_ASSERT(lv.levels == 1 && lv.size[0] == 2 && lv.top_blocks == 2 && lv.start[0] == 0 && lv.start[1] == N);
+  CU_ASSERT(order[0] == 210 && order[1] == 200 && order[10] == 209 && order[11] == 5);
+  for (int k = 1; k < N; k++) CU_ASSERT(work[order[k - 1]] >= work[order[k]] || order[k - 1] == 5);
+  CU_ASSERT_EQUAL_FATAL(coop_batch_plan_levels(&bt, &ctl, 1, 1, 0, 0, order, &lv), 0);
+  for (int k = 0; k < N; k++) CU_ASSERT_EQUAL(order[k], k);
+  /* few resident blocks: the top is capped by them */
+  CU_ASSERT_EQUAL_FATAL(coop_batch_plan_levels(&bt, &ctl, 100, 0, 1, 1, order, &lv), 0);
+  CU_ASSERT_EQUAL(lv.top_blocks, 64);
+  CU_ASSERT_EQUAL(coop_batch_plan_levels(&bt, &ctl, 0, 0, 1, 1, order, &lv), COOP_ERR_RUNTIME);
+  coop_error_clear();
+  coop_batch_free(&bt);
+}
+
 int main(int argc, char **argv) {
   static const coop_unit_test tests[] = {
       {"generator: determinism", test_determinism},
@@ -515,6 +625,8 @@ int main(int argc, char **argv) {
       {"host: heat by hand", test_heat_by_hand},
       {"host: CG breakdowns, zero diagonal", test_cg_breakdowns},
       {"dispatch", test_dispatch},
+      {"GPU order: estimated work, ragged", test_work},
+      {"GPU order: levels of split rows", test_levels},
   };
   MPI_Init(&argc, &argv);
   const int rc = coop_unit_run("batch", tests, sizeof tests / sizeof *tests);

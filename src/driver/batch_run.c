@@ -577,13 +577,14 @@ static int write_output(bstate *s, const char *devices, int gpus) {
   reason_codes(codes, sizeof codes);
   fill_batch(s, &b, codes);
   /* what ran on rank 0 goes to every rank: HDF5 needs the same attributes from all */
-  int used[3] = {s->opt.sync_used, s->opt.schedule_used, s->opt.group_blocks_used};
+  int used[4] = {s->opt.sync_used, s->opt.schedule_used, s->opt.group_blocks_used, s->opt.levels_used};
   double busy[2] = {s->opt.busy_max, s->opt.busy_mean};
-  COOP_MPI(MPI_Bcast(used, 3, MPI_INT, 0, s->c->world));
+  COOP_MPI(MPI_Bcast(used, 4, MPI_INT, 0, s->c->world));
   COOP_MPI(MPI_Bcast(busy, 2, MPI_DOUBLE, 0, s->c->world));
   b.busy_max = busy[0], b.busy_mean = busy[1];
   b.sync_used = coop_batch_sync_name(used[0]), b.schedule_used = coop_batch_schedule_name(used[1]);
   b.group_blocks_used = used[2];
+  b.levels_used = used[3];
   r.comm = s->c->world;
   r.batch = &b;
   r.version = PACKAGE_VERSION;
@@ -650,10 +651,10 @@ static void print_summary(const bstate *s, const char *devices) {
   }
   print_slowest(s);
   if (s->be->device_memory)
-    printf("  groups      %lld groups of blocks, %lld group barriers (all ranks); rank 0: %d blocks per group, "
-           "schedule %s, busiest group %.6f s, mean %.6f s\n", (long long)s->groups, (long long)s->barriers,
-           s->opt.group_blocks_used, coop_batch_schedule_name(s->opt.schedule_used), s->opt.busy_max,
-           s->opt.busy_mean);
+    printf("  groups      %lld groups of blocks, %lld group barriers (all ranks); rank 0: %d blocks per group "
+           "(%d level%s), schedule %s, busiest block %.6f s, mean %.6f s\n", (long long)s->groups,
+           (long long)s->barriers, s->opt.group_blocks_used, s->opt.levels_used, s->opt.levels_used == 1 ? "" : "s",
+           coop_batch_schedule_name(s->opt.schedule_used), s->opt.busy_max, s->opt.busy_mean);
   if (s->t_kernel_max > 0)
     printf("  kernels     %.6f s on the device (slowest rank: first kernel to last), %.1f problems/s\n",
            s->t_kernel_max, (double)s->sp.count / s->t_kernel_max);

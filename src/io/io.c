@@ -684,8 +684,9 @@ static const char batch_desc[] =
     "(solver.* keys); index i of every per-problem dataset is problem i of the batch; solution "
     "holds x_0, x_1, ... back to back, x_i = solution[offsets[i]:offsets[i+1]]; attributes: method, "
     "pc, seed, source (generated or matrices), the requested sync, schedule and group_blocks, and "
-    "what ran on rank 0 (sync_used, schedule_used, group_blocks_used; busy_max and busy_mean = "
-    "seconds of its busiest group and the mean over its groups, 0 where not measured), groups = "
+    "what ran on rank 0 (sync_used, schedule_used, group_blocks_used, levels_used = levels of row "
+    "groups that split for a ragged batch, 1 for none; busy_max and busy_mean = seconds of its "
+    "busiest block and the mean over its blocks, 0 where not measured), groups = "
     "groups of blocks over all ranks, barriers = group barriers passed over all ranks, kernel_time = "
     "the slowest rank's seconds from its first solve kernel to the end of its last (device events; no "
     "allocation, upload or download of the problems, but for launch and launch_each their reads of "
@@ -712,11 +713,12 @@ static int batch_dataset(hid_t g, const batch_set *d, const io_xfer *x) {
 static int batch_attrs(hid_t g, const coop_io_batch *b) {
   const char *names[] = {"method", "pc", "sync", "schedule", "sync_used", "schedule_used", "source"};
   const char *vals[] = {b->method, b->pc, b->sync, b->schedule, b->sync_used, b->schedule_used, b->source};
-  const char *inames[] = {"group_blocks", "group_blocks_used", "groups", "barriers", "seed", "count", "rows"};
+  const char *inames[] = {"group_blocks", "group_blocks_used", "groups", "barriers", "seed", "count", "rows",
+                          "levels_used"};
   const int64_t ivals[] = {b->group_blocks, b->group_blocks_used, b->groups, b->barriers, b->seed,
-                           b->count, b->rows};
+                           b->count, b->rows, b->levels_used};
   for (int i = 0; i < 7; i++) COOP_CHECK(attr_str(g, names[i], or_empty(vals[i])));
-  for (int i = 0; i < 7; i++)
+  for (int i = 0; i < 8; i++)
     COOP_CHECK(attr_num(g, inames[i], H5T_STD_I64LE, H5T_NATIVE_INT64, &ivals[i], 0));
   COOP_CHECK(attr_f64(g, "busy_max", b->busy_max));
   COOP_CHECK(attr_f64(g, "busy_mean", b->busy_mean));

@@ -63,7 +63,8 @@ typedef struct {
   const char *method, *pc, *sync, *schedule, *sync_used, *schedule_used, *source;
   const char *reason_codes; /* "0 none, 1 converged_rtol, ..." */
   int64_t group_blocks, group_blocks_used, groups, barriers, seed;
-  double busy_max, busy_mean; /* rank 0's groups: the busiest one's and the mean seconds */
+  int64_t levels_used;        /* rank 0's row groups: levels of the split (1: none) */
+  double busy_max, busy_mean; /* rank 0's blocks: the busiest one's and the mean seconds */
   double kernel_time;         /* the slowest rank's seconds of solve kernels (device events; 0: host) */
 } coop_io_batch;
 
