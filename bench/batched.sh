@@ -26,7 +26,8 @@
 # written. A failing run becomes a "skipped: MESSAGE" row. BATCHED_TIMEOUT
 # (s, default 120) bounds one run; BATCHED_DRY_RUN=1 lists the rows only;
 # BATCHED_BARRIERS=0 leaves the barrier table out; BATCHED_RAGGED_SCHEDULES
-# (default "static atomic clc") the ragged rows' schedules (full, ragged);
+# (default "static atomic clc") and BATCHED_RAGGED_SYNCS (default "row block
+# cluster") the ragged rows' schedules and groups (full, ragged);
 # BATCHED_BUDGET (s, default 0: none) leaves out, as skipped rows, the runs
 # that could end past it (elapsed + BATCHED_TIMEOUT), so the table is written
 # within a device call's limit.
@@ -54,7 +55,7 @@ uniform() { # Bs sides
 }
 ragged() { # sides schedules
   local m c
-  for m in row block cluster; do for c in $2; do plan+=("ragged 1000 $1 $m $c"); done; done
+  for m in ${BATCHED_RAGGED_SYNCS:-row block cluster}; do for c in $2; do plan+=("ragged 1000 $1 $m $c"); done; done
 }
 rsched=${BATCHED_RAGGED_SCHEDULES:-static atomic clc}
 case $sel in
@@ -141,11 +142,13 @@ def load(r):
     with h5py.File(r["h5"], "r") as f:
         b, s = f["batch"].attrs, f["solver"].attrs
         it = f["batch/iterations"][:]
+        nrows = f["batch/rows"][:]
         kt = float(b["kernel_time"]) if "kernel_time" in b else 0.0
         return dict(t=float(s["solve_time"]), kt=kt, tk=kt if kt > 0 else float(s["solve_time"]), sync=text(b["sync_used"]), sched=text(b["schedule_used"]),
                     bpg=int(b["group_blocks_used"]), groups=int(b["groups"]), barriers=int(b["barriers"]),
                     bmax=float(b["busy_max"]), bmean=float(b["busy_mean"]), itmin=int(it.min()),
                     levels=int(b["levels_used"]) if "levels_used" in b else 1,
+                    rowits=float((it.astype(float) * nrows.astype(float)).sum()),
                     itmax=int(it.max()), count=int(b["count"]), rows=int(b["rows"]))
 
 
@@ -194,25 +197,34 @@ for r in rows:
 
 sides = sorted({r["side"] for r in rows if r["kind"] == "ragged"})
 print(f"\n## Ragged sizes: 1000 problems, sides log-uniform {', '.join(sides)} ({method}, rtol 1e-6)\n")
+# DRAM floor of a CG run (pc none, 5-point rows): per row and iteration the
+# matrix (8 + 5 x 12 B), the direction pass (z, p in; pn, q out) and the update
+# (x, pn, r, q in; x, r out): 148 B, over the copy bandwidth (BATCHED_COPY_GBS,
+# default the H200's measured 4300 GB/s), as if no byte stayed in L2
+copy_gbs = float(__import__("os").environ.get("BATCHED_COPY_GBS", "4300"))
+def floor(f):
+    return f"{f['rowits'] * 148 / (copy_gbs * 1e9):.3f}" if method == "cg" else "-"
 print("| sync | schedule | blocks/group | levels | groups | solve s | kernel s | problems/s | busiest block s | "
-      "mean block s | imbalance | kernel / mean |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+      "mean block s | imbalance | kernel / mean | DRAM floor s |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for r in rows:
     if r["kind"] != "ragged":
         continue
     f = figs.get(r["name"])
     if not f:
-        print(f"| {r['sync']} | {r['schedule']} | {r['status']}: {r['message']} | | | | | | | | | |")
+        print(f"| {r['sync']} | {r['schedule']} | {r['status']}: {r['message']} | | | | | | | | | | |")
         continue
     imb = f["bmax"] / f["bmean"] if f["bmean"] > 0 else float("nan")
     even = f["kt"] / f["bmean"] if f["bmean"] > 0 and f["kt"] > 0 else float("nan")
     print(f"| {f['sync']} | {f['sched']} | {f['bpg']} | {f['levels']} | {f['groups']} | {f['t']:.4f} | {kcell(f)} | "
-          f"{rate(f)} | {f['bmax']:.4f} | {f['bmean']:.4f} | {imb:.2f} | {even:.2f} |")
+          f"{rate(f)} | {f['bmax']:.4f} | {f['bmean']:.4f} | {imb:.2f} | {even:.2f} | {floor(f)} |")
 print("\nsolve s: /solver solve_time (the slowest rank's solve, allocations, uploads and downloads "
       "included); kernel s: /batch kernel_time (first solve kernel to the end of the last, device "
       "events); problems/s and vs best: by kernel s; busiest/mean block: seconds each block spent "
       "inside its problems (device clock); kernel / mean: kernel s over the mean block's busy time "
       "(1.00 = the total work spread evenly over the blocks); levels: row groups that split for a "
-      "ragged batch (solvers/batch_levels.c), top groups of blocks/group blocks.")
+      "ragged batch (solvers/batch_levels.c), top groups of blocks/group blocks; DRAM floor: "
+      "iterations x rows x 148 B (CG's bytes a row and step) over the copy bandwidth, as if nothing "
+      "stayed in L2.")
 PYEOF
 cat "$out/table.md"

@@ -156,11 +156,17 @@ int coop_batch_check_run_cuda(coop_backend *be, const coop_batch_run *opt);
  * problems, and so on down to single blocks, which take the smallest with
  * __syncthreads() alone. A problem's level is the largest group that keeps
  * at least COOP_BATCH_GROUP_ROWS rows a block and that it needs to finish
- * within a quarter of the batch's even share of the time; one problem alone
+ * within 1 / COOP_BATCH_SPLIT_SHARE of the batch's even share of the time; one problem alone
  * is never the long pole of the run. */
 #define COOP_BATCH_MAX_LEVELS 12
 #define COOP_BATCH_RAGGED 4.0
+/* rules of the levels, overridable at build time for the benchmark's variants */
+#ifndef COOP_BATCH_GROUP_ROWS
 #define COOP_BATCH_GROUP_ROWS 1024
+#endif
+#ifndef COOP_BATCH_SPLIT_SHARE /* a problem may take 1/SHARE of the batch's even time */
+#define COOP_BATCH_SPLIT_SHARE 4.0
+#endif
 
 typedef struct {
   int levels;     /* 1: no split */

@@ -42,11 +42,11 @@ static int64_t pow2_ceil(double v) {
   return b;
 }
 
-/* Blocks problem p can use well: enough that it takes at most a quarter of
+/* Blocks problem p can use well: enough that it takes at most 1 / SHARE of
  * the even share of the whole batch (so it is never the last one running),
  * but no fewer than COOP_BATCH_GROUP_ROWS rows a block. */
 static int64_t blocks_wanted(const coop_batch *bt, int64_t p, double work, double total, int64_t resident) {
-  const int64_t need = pow2_ceil(4.0 * work * (double)resident / total);
+  const int64_t need = pow2_ceil(COOP_BATCH_SPLIT_SHARE * work * (double)resident / total);
   const int64_t rows = bt->row_off[p + 1] - bt->row_off[p];
   const int64_t cap = pow2_floor(rows / COOP_BATCH_GROUP_ROWS > 1 ? rows / COOP_BATCH_GROUP_ROWS : 1);
   return need < cap ? need : cap;
