@@ -5,6 +5,7 @@
 # N x N Laplace, 1000 sweeps that never stop early; prints
 #   LABEL N PREC cCHECK MODE settings   us/sweep (steps, seconds)
 # read from the output file's solver attributes (solve_time over steps).
+# SWEEP_PLAN=1 also prints the plan the run took.
 # SWEEP_NP=2 runs it on 2 ranks (mpirun, one GPU each where there are two).
 set -uo pipefail
 [ $# -ge 6 ] || { echo "usage: bench/sweep_one.sh BUILD_DIR LABEL N PREC CHECK_EVERY MODE [key=value ...]" >&2; exit 2; }
@@ -38,3 +39,5 @@ st = int(s["steps"]) if "steps" in s else int(s["iterations"])
 t = float(s["solve_time"])
 print("%-50s %8.3f us/sweep  (%d steps, %.4f s)" % (what, 1e6 * t / st, st, t))
 PY
+# SWEEP_PLAN=1: the plan the run took (blocks; the on-chip field's groups, rows, depth)
+[ -z "${SWEEP_PLAN:-}" ] || grep -hE "persistent blocks|field: held" "$d/log" | sed "s/^ */    /"

@@ -166,7 +166,8 @@ static int setup_device(coop_relax *r) {
   sv->field_resident = 0;
   /* a rank alone on a box that fits on the chip (run.blocks set: the user's grid) */
   if (r->alone && sv->resident && sv->blocks == 0)
-    COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->ctl.check_every, sv->be->sm_count,
+    COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->ctl.check_every, sv->resident_depth_req,
+                                             sv->be->sm_count,
                                              &r->res));
   return 0;
 #else
@@ -546,6 +547,7 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
       sv->resident_rows = r->res.rows;
       sv->resident_groups = r->res.groups;
       sv->resident_save = r->res.save;
+      sv->resident_depth = r->res.shared ? 1 : r->res.depth;
     }
   }
   be->release(be, st);

@@ -19,6 +19,7 @@ struct ResGeom {
   int groups, tg;   /* thread groups per block (a group's rows split likewise), threads per group */
   int f_smem;       /* f copied into shared memory (else read from L2 each sweep) */
   int save;         /* shared-memory kernel: room for the measured field of a check */
+  int nsave;        /* register kernel: norm steps' fields a round keeps aside */
 };
 
 template <typename T>
@@ -77,6 +78,7 @@ inline ResGeom make_geom(const coop_stencil *s, const coop_relax_resident *p) {
   g.tg = p->threads / p->groups;
   g.f_smem = p->f_smem;
   g.save = p->save;
+  g.nsave = p->nsave > 0 ? p->nsave : 1;
   return g;
 }
 

@@ -11,9 +11,14 @@
 extern "C" {
 #endif
 
+/* Sweeps between grid barriers of the register-resident solve, at most, and
+ * when run.resident_depth is auto (bench/results/2026-12-01-h200-resident-depth.md). */
+#define COOP_RELAX_MAX_DEPTH 4
+#define COOP_RELAX_AUTO_DEPTH 4
+
 /* Device-side results of a whole Jacobi solve in one launch. */
 typedef struct {
-  double acc[3]; /* residual sums of consecutive checks, used in turn */
+  double acc[3 * COOP_RELAX_MAX_DEPTH]; /* residual sums of consecutive checks (or rounds of them), used in turn */
   double r0, rnorm;
   long long iterations, steps, hist_len;
   int reason;
@@ -74,20 +79,24 @@ int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void *u, void *u
 /* The whole solve of a rank alone on a 2D box that stays on the chip
  * (solvers/relax_resident.cu): the field in registers across sweeps, one
  * band per block (one block per SM) split among `groups` groups of threads of
- * at most `rows` rows each; or, for a box too large for that, in shared
- * memory (solvers/relax_smem.cu, one group). */
+ * at most `rows` rows each, `depth` sweeps between grid barriers (each block
+ * recomputing depth - 1 rows of its neighbours' bands); or, for a box too
+ * large for that, in shared memory (solvers/relax_smem.cu, one group, depth 1). */
 typedef struct {
   int blocks, threads, rows, smem; /* smem: dynamic shared bytes */
   int groups;                      /* thread groups per block, rows split among them */
   int f_smem;                      /* f held in shared memory */
   int shared;                      /* 1: the field in shared memory (solvers/relax_smem.cu), 0: registers */
   int save;                        /* shared: a check keeps the measured field aside (else two passes) */
+  int depth;                       /* registers: sweeps between grid barriers (1..COOP_RELAX_MAX_DEPTH) */
+  int nsave;                       /* registers: norm steps' fields a round keeps aside */
 } coop_relax_resident;
 
 /* *p for s on a GPU of sms SMs, the field in registers where it fits, else
- * in shared memory (p->shared); p->blocks == 0 when the box does not fit. */
-int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, long long check_every, int sms,
-                                  coop_relax_resident *p);
+ * in shared memory (p->shared); p->blocks == 0 when the box does not fit.
+ * depth: most sweeps between grid barriers (0: COOP_RELAX_AUTO_DEPTH). */
+int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, long long check_every, int depth,
+                                  int sms, coop_relax_resident *p);
 /* The shared-memory plan alone, and its solve (solvers/relax_smem.cu). */
 int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long long check_every, int sms,
                               coop_relax_resident *p);

@@ -32,6 +32,7 @@ typedef struct {
   int overlap;           /* run.overlap: halo exchange beside the interior (grid solvers) */
   int fused_halo;        /* run.fused_halo: grid mode over a node's GPUs in one kernel each */
   int resident;          /* run.resident: a small 2D box held on the chip across sweeps */
+  int resident_depth_req; /* run.resident_depth: most sweeps between grid barriers (0: auto) */
   const char *pc;        /* solver.pc: none or jacobi */
   int cg_single_reduction; /* solver.cg_single_reduction: cg in Chronopoulos-Gear form */
   int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none */
@@ -68,6 +69,7 @@ typedef struct {
   int field_resident;    /* the field stayed on the chip across sweeps (run.resident): 1 in registers, 2 in shared memory */
   int resident_rows, resident_groups; /* its most rows a thread, thread groups per block */
   int resident_save;     /* shared memory: a check kept the measured field aside (else two passes) */
+  int resident_depth;    /* registers: sweeps between grid barriers */
   int nphases;
   const char *phase_name[COOP_MAX_PHASES];
   double phase_time[COOP_MAX_PHASES];

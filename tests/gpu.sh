@@ -42,7 +42,9 @@ fused_check() { # log: the fused multi-rank kernel ran (2 GPUs) or was declined 
 SHAPE=$("$COOPSOLVE" --version | sed -n 's/^GPU 0: .*, \([0-9]*\) SMs, \([0-9]*\) bytes.*/\1 \2/p')
 resident_check() { # log
   case "${RESIDENT:-1}" in
-    1) grep -q "held in registers" "$1" || { cat "$1"; fail "$1: the resident kernel did not run"; } ;;
+    1) grep -q "held in registers" "$1" || { cat "$1"; fail "$1: the resident kernel did not run"; }
+       [ -z "${DEPTH:-}" ] || grep -q "; $DEPTH sweep(s) between grid barriers" "$1" ||
+         { cat "$1"; fail "$1: not $DEPTH sweeps between grid barriers"; } ;;
     shared)
       if [ "$SHAPE" != "132 232448" ]; then
         echo "$1: GPU of $SHAPE (SMs, bytes): shared-memory plan not checked"
@@ -138,6 +140,25 @@ if wanted g2d-wide-fp32; then
   $PY "$H5CHECK" same "$TMP/g2d-wide-fp32-launch-1-mpi.h5" "$TMP/g2d-wide-fp32-stream.h5" ||
     fail "run.resident = false: not bit-identical to launch"
 fi
+# several sweeps between grid barriers (run.resident_depth), each block
+# recomputing rows of its neighbours' bands: 4 with bands of 5-6 rows in
+# 3 groups of 1-2 (the rows sent spanning groups) and a last round cut short
+# (61 sweeps); 2 in fp32 with a source and a check every 3; the 512^2 fp32
+# shape of the benchmark (auto); converged solves whose stop falls inside a round
+# (a check every sweep and every 3: the measured field of the right sweep
+# written out); depth 1 as before
+DEPTH=4 compare g2d-d4-odd --set solver.rtol=0 --set solver.max_iter=61 --set solver.check_every=1 --set grid.nx=201 \
+  --set grid.ny=149 --set run.resident_depth=4
+TOL=1e-5 DEPTH=2 compare g2d-d2-src-fp32 --set solver.rtol=0 --set solver.max_iter=50 --set solver.check_every=3 \
+  --set grid.nx=203 --set grid.ny=301 --set grid.ghost=3 --set solver.precision=fp32 --set run.resident_depth=2
+TOL=1e-5 DEPTH=4 compare g2d-512-fp32-d4 --set solver.rtol=0 --set solver.max_iter=30 --set solver.check_every=1 \
+  --set grid.nx=512 --set grid.ny=512 --set solver.precision=fp32 --set problem.type=laplace
+DEPTH=4 compare conv-d4 --set grid.nx=64 --set grid.ny=600 --set problem.type=laplace --set solver.rtol=0.3 \
+  --set solver.check_every=1 --set run.resident_depth=4
+DEPTH=4 compare conv-d4c3 --set grid.nx=64 --set grid.ny=600 --set problem.type=laplace --set solver.rtol=0.2 \
+  --set solver.check_every=3 --set run.resident_depth=4
+DEPTH=1 compare g2d-d1 --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 --set grid.nx=300 \
+  --set grid.ny=600 --set run.resident_depth=1
 # boxes too wide or too tall for the registers, held in shared memory (one
 # block per SM, one band each; counts for 132 SMs). Where two copies of a
 # band fit, a check keeps the measured field aside: fp64, 512 threads, bands
@@ -162,6 +183,7 @@ compare conv --set grid.nx=64 --set grid.ny=48 --set solver.rtol=1e-8 --set solv
 # (g2d-smem-conv and -conv2 above: 1735 and 15 iterations on the host)
 for f in "$TMP"/conv-*-*.h5 "$TMP"/g2d-smem-conv-*-*.h5 "$TMP"/g2d-smem-conv2-*-*.h5; do
   [ -e "$f" ] || continue # a case left out by COOP_GPU_CASES
+  case $f in *-host.h5) continue ;; esac # conv-d4-host.h5: the reference itself
   h=${f##*/} # the case's name: the file's less -MODE-RANKS-HALO.h5
   h=${h%%-launch-*}
   h=${h%%-graph-*}

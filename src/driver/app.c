@@ -436,6 +436,10 @@ static int setup_form(app_state *a, const coop_comm *c) {
   sv->overlap = coop_config_bool(a->cfg, "run.overlap");
   sv->fused_halo = coop_config_bool(a->cfg, "run.fused_halo");
   sv->resident = coop_config_bool(a->cfg, "run.resident");
+  {
+    const char *d = coop_config_str(a->cfg, "run.resident_depth");
+    sv->resident_depth_req = strcmp(d, "auto") ? atoi(d) : 0;
+  }
   sv->pc = coop_config_str(a->cfg, "solver.pc");
   sv->cg_single_reduction = coop_config_bool(a->cfg, "solver.cg_single_reduction");
   sv->true_rnorm = -1.0;

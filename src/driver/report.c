@@ -306,14 +306,18 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
   printf("\n");
   if (sv->ctl.iterations > 0)
     printf("  per iteration: %.3f us\n", 1e6 * sv->t_solve / (double)sv->ctl.iterations);
-  printf("  barriers per iteration: %d\n", sv->barriers);
+  if (sv->field_resident == 1 && sv->resident_depth > 1)
+    printf("  barriers per iteration: 1/%d\n", sv->resident_depth);
+  else
+    printf("  barriers per iteration: %d\n", sv->barriers);
   if (sv->grid_blocks) printf("  persistent blocks: %d\n", sv->grid_blocks);
   if (sv->halo_ipc_faces) printf("  halo: %d faces GPU to GPU (CUDA IPC) on rank 0\n", sv->halo_ipc_faces);
   if (sv->halo_nccl) printf("  halo: every face through NCCL, queued on the GPU's stream (run.halo = nccl)\n");
   if (sv->halo_fused) printf("  halo: stored into the neighbours' ghosts inside the persistent kernel (run.fused_halo)\n");
   if (sv->field_resident == 1)
     printf("  field: held in registers across sweeps, band edges through L2 (run.resident: %d group(s) "
-           "of threads a block, at most %d rows a thread)\n", sv->resident_groups, sv->resident_rows);
+           "of threads a block, at most %d rows a thread; %d sweep(s) between grid barriers)\n",
+           sv->resident_groups, sv->resident_rows, sv->resident_depth);
   if (sv->field_resident == 2)
     printf("  field: held in shared memory across sweeps, band edges through L2 (run.resident: at most "
            "%d rows a block; a residual check %s)\n", sv->resident_rows,

@@ -102,6 +102,11 @@ static const coop_key_info keys[] = {
              "(about 1M points fp32 on an H200) or else in shared memory (rows of at most 1024 "
              "16-byte chunks, about 7M points fp32) across sweeps, and only the edge rows of each "
              "block's band go through memory (false: every sweep streams the field from memory)"),
+    KEY_CHOICE("run", "resident_depth", "auto", "auto|1|2|4",
+               "the field in registers (run.resident): sweeps between grid barriers, each block "
+               "recomputing depth - 1 rows of its neighbours' bands on the chip instead of waiting "
+               "for them; auto: 4 where the bands have the rows and the block the threads and shared "
+               "memory for it (boxes up to about 512^2), else 1"),
     KEY_INT("run", "device", "-1", -1, 4096,
             "GPU index; -1: node-local rank modulo the GPUs of the node"),
     KEY_INT("run", "blocks", "0", 0, 1000000,
