@@ -122,6 +122,29 @@ __device__ __forceinline__ void publish(T *dst, long long q, long long sy, int r
   if (above) vstore_mask<T>(dst + q + sy * (rows - 1), last, om);
 }
 
+/* Where this thread works in the band of its block: the band's rows, the
+ * thread's group and chunk, the group's rows, first row (in the band: goff;
+ * storage: r0) and the chunk's storage x. */
+struct BandAt {
+  int brows, g, ct, rows, goff, r0, xs;
+  bool live; /* the chunk lies in the row */
+};
+template <typename T>
+__device__ __forceinline__ BandAt band_at(const ResGeom &G) {
+  const int b = blockIdx.x, tid = threadIdx.x;
+  BandAt at;
+  at.brows = G.base + (b < G.extra ? 1 : 0);
+  at.g = tid / G.tg;
+  at.ct = tid - at.g * G.tg;
+  const int gbase = at.brows / G.groups, gextra = at.brows % G.groups;
+  at.rows = gbase + (at.g < gextra ? 1 : 0); /* >= 1 (the plan's rule) */
+  at.goff = at.g * gbase + min(at.g, gextra);
+  at.r0 = G.om0 + b * G.base + min(b, G.extra) + at.goff;
+  at.live = at.ct < G.nch;
+  at.xs = (G.a0 + at.ct) * Vec16<T>::n;
+  return at;
+}
+
 /* The f a group reads (f of row r at fp[r * fstride]): copied into shared
  * memory fs, or read from L2. */
 template <typename T, bool HAS_F, int R>
@@ -163,13 +186,9 @@ __global__ void __launch_bounds__(res_threads(R), 1)
   extern __shared__ __align__(16) unsigned char smem[];
   const int tid = threadIdx.x, nw = blockDim.x >> 5;
   const int nthr = blockDim.x, b = blockIdx.x, nb = gridDim.x;
-  const int brows = G.base + (b < G.extra ? 1 : 0); /* the band's */
-  const int g = tid / G.tg, ng = G.groups, ct = tid - g * G.tg; /* group, chunk */
-  const int gbase = brows / ng, gextra = brows % ng;
-  const int rows = gbase + (g < gextra ? 1 : 0); /* the group's, >= 1 (the plan's rule) */
-  const int r0 = G.om0 + b * G.base + min(b, G.extra) + g * gbase + min(g, gextra); /* group's first row */
-  const bool live = ct < G.nch;
-  const int xs = (G.a0 + ct) * V;
+  const BandAt at = band_at<T>(G);
+  const int g = at.g, ng = G.groups, ct = at.ct, rows = at.rows, r0 = at.r0, xs = at.xs;
+  const bool live = at.live;
   const long long sy = G.sy;
   const bool lead = b == 0 && tid == 0;
   /* shared memory: the field of the last norm step, f, the groups' edge rows
@@ -312,20 +331,15 @@ __device__ __forceinline__ void halo_rows(const RelaxPar &P, const typename Vec1
 template <typename T, bool HAS_F, int R, int D>
 __global__ void __launch_bounds__(depth_threads(R), 1)
     rounds_kernel(RelaxPar P, ResGeom G, T *ua, T *ub, const T *__restrict__ f, SolveArgs a,
-                    coop_relax_solve_state *st, long long *hi, double *hr) {
+                  coop_relax_solve_state *st, long long *hi, double *hr) {
   typedef typename Vec16<T>::type VT;
-  constexpr int V = Vec16<T>::n;
   extern __shared__ __align__(16) unsigned char smem[];
   const int tid = threadIdx.x, nw = blockDim.x >> 5;
   const int nthr = blockDim.x, b = blockIdx.x, nb = gridDim.x;
-  const int brows = G.base + (b < G.extra ? 1 : 0); /* the band's */
-  const int g = tid / G.tg, ng = G.groups, ct = tid - g * G.tg; /* group, chunk */
-  const int gbase = brows / ng, gextra = brows % ng;
-  const int rows = gbase + (g < gextra ? 1 : 0); /* the group's, >= 1 (the plan's rule) */
-  const int goff = g * gbase + min(g, gextra);   /* the group's first row in the band */
-  const int r0 = G.om0 + b * G.base + min(b, G.extra) + goff; /* group's first row */
-  const bool live = ct < G.nch;
-  const int xs = (G.a0 + ct) * V;
+  const BandAt at = band_at<T>(G);
+  const int brows = at.brows, g = at.g, ng = G.groups, ct = at.ct, rows = at.rows, goff = at.goff;
+  const int r0 = at.r0, xs = at.xs;
+  const bool live = at.live;
   const long long sy = G.sy;
   const bool lead = b == 0 && tid == 0;
   /* shared memory: the fields of the round's norm steps, f, the groups' edge
