@@ -42,8 +42,9 @@ extern "C" int coop_relax_cuda(const coop_stencil *s, const coop_region *r, doub
   cudaStream_t st = (cudaStream_t)stream;
   if (norm) COOP_CUDA(cudaMemsetAsync(norm, 0, sizeof(double), st));
   if (G.tasks == 0) return 0;
-  /* 2D marches a strip of 32 chunks a warp (relax_range_ring) */
-  const long long threads = s->grid.ndim == 2 ? 32LL * G.wtasks : (long long)G.tasks;
+  /* 2D marches a strip of 32 chunks a warp (relax_range_ring), 3D a tile of
+   * planes a block (relax_range_ring3) */
+  const long long threads = s->grid.ndim == 2 ? 32LL * G.wtasks : (long long)G.btasks * RELAX_THREADS;
   const unsigned grid = (unsigned)((threads + RELAX_THREADS - 1) / RELAX_THREADS);
   void *args[] = {&P, &G, (void *)&u, &unew, (void *)&f, &norm};
   COOP_CUDA(cudaLaunchKernel(pick_relax(s, f != NULL, norm != NULL), dim3(grid), dim3(RELAX_THREADS),

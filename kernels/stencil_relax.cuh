@@ -49,6 +49,8 @@ struct RelaxGeom {
   int ry, nstrips;   /* rows per task, strips of ry rows */
   unsigned tasks;    /* nch * nstrips * qn */
   unsigned wtasks;   /* 2D: warp tasks (32 chunks of a strip), ceil(nch / 32) * nstrips */
+  int tx, ty, rz;    /* 3D block tasks (relax_range_ring3): tiles along x and y, planes a task */
+  unsigned btasks;   /* tx * ty * strips of rz planes */
 };
 
 template <typename T>
@@ -231,7 +233,16 @@ __device__ __forceinline__ bool peer_touches(const PeerFwd &F, const RelaxGeom &
  * and the persistent kernels: the modes run at the same occupancy (at 3 blocks
  * per SM the persistent fp64 kernel lost 14% to the per-step one at 4). */
 constexpr int RELAX_THREADS = 256;
-#define RELAX_BOUNDS __launch_bounds__(RELAX_THREADS, 4)
+/* 3D: the tile march (relax_range_ring3) keeps its planes in flight in shared
+ * memory, not registers; COOP_RELAX3_BLOCKS lets a build try fewer blocks
+ * with more registers each (DIM is every relaxation kernel's parameter). At
+ * 3 (80 registers) 512^3 fp64 ran as at 4 (767 against 763 us a sweep,
+ * before the task queue; session 11 call 1). */
+#ifndef COOP_RELAX3_BLOCKS
+#define COOP_RELAX3_BLOCKS 4
+#endif
+#define RELAX_BOUNDS __launch_bounds__(RELAX_THREADS, DIM == 3 ? COOP_RELAX3_BLOCKS : 4)
+inline int relax_blocks_per_sm(int ndim) { return ndim == 3 ? COOP_RELAX3_BLOCKS : 4; }
 
 /* ---- 2D: the rows ahead in a cp.async ring in shared memory ----
  * The march above keeps about one row in flight per thread (its SASS copies
@@ -363,6 +374,149 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
   return sum;
 }
 
+/* ---- 3D: planes of a block's tile in a cp.async ring in shared memory ----
+ * The thread march below reads the y neighbours of every chunk from L1/L2:
+ * three reads of each plane through L2 for one from DRAM, 64% of memcpy on
+ * 512^3 fp64 (bench/results/2026-11-30-h200x2-stencil.md). Here a block
+ * takes a tile of 32 chunks x kTileY rows (a row a warp) and marches it along
+ * z: each plane of the tile and the rows beside it (kTileY + 2) go by 16-byte
+ * cp.async into a ring of kRing3 slots shared by the block, so a plane is read
+ * from L2 (kTileY + 2) / kTileY times and kRing3 - 2 planes are in flight.
+ * Warps read rows other warps copied, so a plane step waits on the block
+ * barrier: the barrier at the top of step r makes plane r + 1 visible and
+ * frees the slot of plane r - 1 (no warp reads it after step r - 1), which the
+ * step refills at once. Block tasks (tile, strip of planes) go to blocks in
+ * turn: every thread of a block calls this together. Same operands of
+ * relax_res3, so the same bits as the thread march and the host. */
+constexpr int kTileY = RELAX_THREADS / 32;
+#ifndef COOP_RING3_SLOTS /* 8 measured level with 6 (512^3 fp64: 667-668 against 673-676 us launch) */
+#define COOP_RING3_SLOTS 6
+#endif
+constexpr int kRing3 = COOP_RING3_SLOTS;
+template <typename T>
+struct Ring3Smem {
+  typename Vec16<T>::type v[kRing3][kTileY + 2][32];
+  T edge[kRing3][kTileY][2]; /* x neighbours of the tile's rows: [slot][row - 1][left, right] */
+};
+template <typename T> /* one ring for the calls with and without the residual */
+__device__ __forceinline__ Ring3Smem<T> &ring3_smem() {
+  __shared__ Ring3Smem<T> R;
+  return R;
+}
+
+/* Block tasks handed out by an atomic counter (the persistent kernels): a
+ * block draws the next (tile, strip) when it finishes one, as the hardware
+ * hands blocks to SMs in a per-step launch; with tasks dealt in turn, every
+ * block waits for the grid's slowest at the barrier (512^3 fp64: grid 755
+ * against launch 673 us a sweep, session 11 call 2). Tickets are never reset:
+ * each block draws until it gets one past the tasks, so a sweep takes exactly
+ * btasks + gridDim.x tickets, and sweep k's start at base = k times that,
+ * all of sweep k's draws being done before the barrier that ends it. */
+struct TaskQueue {
+  unsigned long long *ctr; /* nullptr: tasks in turn, b0, b0 + bs, ... */
+  unsigned long long base;
+};
+
+template <typename T, bool HAS_F, bool NORM, typename I>
+__device__ double relax_range_ring3(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
+                                    const T *__restrict__ f, I b0, I bs, const TaskQueue &Q) {
+  typedef typename Vec16<T>::type VT;
+  constexpr int V = Vec16<T>::n;
+  Ring3Smem<T> &R = ring3_smem<T>();
+  const T w0 = (T)P.w0, w1 = (T)P.w1, w2 = (T)P.w2, diag = (T)P.diag, c = (T)P.c;
+  const long long sy = G.sy, sz = G.sz;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const I tx = (I)G.tx, ty = (I)G.ty, btasks = (I)G.btasks;
+  __shared__ unsigned s_task;
+  /* the block's next task; every thread calls it, after the barrier that
+   * ends the previous task (s_task is read by all before it is rewritten) */
+  auto draw = [&]() -> I {
+    if (threadIdx.x == 0) {
+      const unsigned long long t = atomicAdd(Q.ctr, 1ULL) - Q.base;
+      s_task = t < (unsigned long long)btasks ? (unsigned)t : (unsigned)btasks;
+    }
+    __syncthreads();
+    return (I)s_task;
+  };
+  double sum = 0.0;
+  for (I bt = Q.ctr ? draw() : b0; bt < btasks; bt = Q.ctr ? draw() : bt + bs) {
+    const I rest = bt / tx, xt = bt - rest * tx;
+    const I strip = rest / ty, yt = rest - strip * ty;
+    const int ch0 = (int)xt * 32, width = min(32, G.nch - ch0);
+    const bool active = lane < width, first = lane == 0, last = lane == width - 1;
+    const int xs = (G.a0 + ch0 + lane) * V;
+    const int y0 = G.q0 + (int)yt * kTileY, ny = min(kTileY, G.qn - (int)yt * kTileY);
+    const int m = G.m0 + (int)strip * G.rz, rows = min(G.rz, G.mn - (int)strip * G.rz);
+    unsigned xm, om;
+    chunk_masks<V>(G, xs, active, &xm, &om);
+    const bool need_l = first && (xm & 1u), need_r = last && ((xm >> (V - 1)) & 1u);
+    /* rows this warp copies: j = w and j = w + kTileY of the tile's ny + 2
+     * (row j at y0 - 1 + j); the row it computes: j = w + 1 */
+    const bool cp0 = active && w < ny + 2, cp1 = active && w + kTileY < ny + 2;
+    const bool e0 = w >= 1 && w <= ny, e1 = w + kTileY <= ny; /* rows computed: their x edges too */
+    const bool comp = w < ny;
+    const int yc = y0 + w; /* the row computed */
+    const T *ld = u + xs + sy * (y0 - 1 + w) + sz * (m - 1); /* row j = w of the next plane to copy */
+    long long idx = xs + sy * yc + sz * m;
+    int to_load = rows + 2;
+    auto load = [&](int s) {
+      if (to_load > 0) {
+        const bool computed = to_load >= 2 && to_load <= rows + 1;
+        if (cp0) {
+          cp_async16(smem_u32(&R.v[s][w][lane]), ld);
+          if (computed && e0 && need_l) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][w - 1][0]), ld - 1);
+          if (computed && e0 && need_r) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][w - 1][1]), ld + V);
+        }
+        if (cp1) {
+          const T *l1 = ld + sy * kTileY;
+          cp_async16(smem_u32(&R.v[s][w + kTileY][lane]), l1);
+          if (computed && e1 && need_l) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][w + kTileY - 1][0]), l1 - 1);
+          if (computed && e1 && need_r) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][w + kTileY - 1][1]), l1 + V);
+        }
+        ld += sz;
+        to_load--;
+      }
+      cp_async_commit();
+    };
+#pragma unroll
+    for (int k = 0; k < kRing3; k++) load(k);
+    cp_async_wait<kRing3 - 2>(); /* planes m - 1 and m */
+    __syncthreads();
+    VT prev = R.v[0][w + 1][lane], cur = R.v[1][w + 1][lane];
+    VT fnext;
+    if (HAS_F) fnext = comp && active ? vload(f + idx) : prev;
+    const bool yown = yc >= G.oq0 && yc < G.oq1;
+    /* slot s holds plane m + r (the one computed), s + 1 plane m + r + 1 */
+    for (int r = 0, s = 1; r < rows; r++) {
+      const int sn = s + 1 == kRing3 ? 0 : s + 1, sp = s == 0 ? kRing3 - 1 : s - 1;
+      cp_async_wait<kRing3 - 3>(); /* plane m + r + 1 (this thread's copies) */
+      __syncthreads();             /* everyone's; and plane m + r - 1 is read by no one */
+      load(sp);
+      if (comp) {
+        const VT next = R.v[sn][w + 1][lane], ym = R.v[s][w][lane], yp = R.v[s][w + 2][lane];
+        const T cl = first ? R.edge[s][w][0] : (T)0, cr = last ? R.edge[s][w][1] : (T)0;
+        const VT fv = fnext;
+        if (HAS_F && r + 1 < rows && active) fnext = vload(f + idx + sz);
+        const T sl = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
+        const T sr = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
+        const T left = (xm & 1u) ? (first ? cl : sl) : (T)0;
+        const T right = (xm >> (V - 1)) & 1u ? (last ? cr : sr) : (T)0;
+        const unsigned rom = (yown && m + r >= G.om0 && m + r < G.om1) ? om : 0u;
+        const VT out = chunk_relax<T, 3, HAS_F, NORM>(cur, left, right, prev, next, ym, yp, fv, rom, w0, w1,
+                                                      w2, diag, c, sum);
+        chunk_store(un + idx, out, xm);
+        prev = cur;
+        cur = next;
+      }
+      idx += sz;
+      s = sn;
+    }
+    cp_async_wait<0>();
+    __syncthreads(); /* the next task's copies go into slots this one's last steps read */
+  }
+  return sum;
+}
+
 /* Tasks t0, t0 + ts, ... of region G: the relaxation step, and (NORM) the
  * thread's sum of squared residuals over owned points. u and un carry no
  * __restrict__: the persistent kernels write u between grid barriers and
@@ -372,8 +526,10 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
 template <typename T, int DIM, bool HAS_F, bool NORM, typename I, bool FWD = false>
 __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
                               const T *__restrict__ f, I t0, I ts, const PeerFwd *fwd = nullptr,
-                              int par = 0, bool *fwd_hit = nullptr) {
+                              int par = 0, bool *fwd_hit = nullptr, const TaskQueue &Q = TaskQueue{nullptr, 0}) {
   if (DIM == 2 && !FWD) return relax_range_ring<T, HAS_F, NORM, I>(P, G, u, un, f, t0, ts);
+  /* blocks of RELAX_THREADS threads: t0 / RELAX_THREADS is the block's index */
+  if (DIM == 3 && !FWD) return relax_range_ring3<T, HAS_F, NORM, I>(P, G, u, un, f, t0 / RELAX_THREADS, ts / RELAX_THREADS, Q);
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   const T w0 = (T)P.w0, w1 = (T)P.w1, w2 = (T)P.w2, diag = (T)P.diag, c = (T)P.c;
@@ -440,6 +596,37 @@ inline RelaxPar make_relax_par(const coop_stencil *s, double c) {
   return p;
 }
 
+/* 3D block tasks (relax_range_ring3): tiles of 32 chunks x kTileY rows, each
+ * cut along z into strips so that the tasks fill `blocks` blocks evenly. A
+ * strip costs its planes plus about kStripStart more (the ring filling, and
+ * the planes beside it read again), so the strips are chosen to minimise
+ * waves x (planes a strip + kStripStart): 512^3 fp64 is 257 chunks (the
+ * ghost column starts a chunk of its own) x 64 tiles = 576 tiles for 528
+ * resident blocks, where one strip each would take two full waves. */
+constexpr int kStripStart = 3;
+inline int ring3_plan(RelaxGeom *g, long long blocks) {
+  if (blocks < 1) blocks = 1;
+  const long long tx = (g->nch + 31LL) / 32, ty = (g->qn + kTileY - 1LL) / kTileY, tiles = tx * ty;
+  /* strips 1 to 64, and as many as fill the blocks once (small boxes);
+   * bounded, since the per-step modes plan every launch */
+  long long best = -1, best_s = 1;
+  const long long fill = blocks / tiles;
+  for (long long k = 0; k <= 64; k++) {
+    const long long s = k ? k : fill;
+    if (s < 1 || s > g->mn) continue;
+    const long long rz = (g->mn + s - 1) / s, n = (g->mn + rz - 1) / rz;
+    const long long cost = (tiles * n + blocks - 1) / blocks * (rz + kStripStart);
+    if (best < 0 || cost < best || (cost == best && s < best_s)) best = cost, best_s = s;
+  }
+  const long long rz = (g->mn + best_s - 1) / best_s, n = (g->mn + rz - 1) / rz;
+  if (tiles * n + blocks >= (1LL << 31)) return -1;
+  g->tx = (int)tx;
+  g->ty = (int)ty;
+  g->rz = (int)rz;
+  g->btasks = (unsigned)(tiles * n);
+  return 0;
+}
+
 /* Geometry of region r of s. target: the threads that will run it (resident
  * threads of the GPU): rows per task are chosen so that there are at most as
  * many tasks as threads where the rows allow, long marches for large grids,
@@ -502,6 +689,7 @@ inline int relax_geom_try(const coop_stencil *s, const coop_region *r, long long
   if (2 * 32 * wtasks + target + 4096LL * RELAX_THREADS >= (1LL << 32)) return -1;
   g.tasks = (unsigned)tasks;
   g.wtasks = (unsigned)wtasks;
+  if (d3 && ring3_plan(&g, target / RELAX_THREADS)) return -1;
   *G = g;
   return 0;
 }

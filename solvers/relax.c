@@ -133,7 +133,11 @@ static int setup_device(coop_relax *r) {
   coop_backend *be = sv->be;
   /* every mode sizes a thread's work for the same resident grid, so modes do
    * equal work with equal memory access patterns */
-  r->target = (long long)be->sm_count * 1024; /* 4 blocks of 256 per SM: kernels/stencil_relax.cuh */
+#if COOP_HAVE_CUDA
+  r->target = (long long)be->sm_count * coop_relax_blocks_per_sm_cuda(sv->s->grid.ndim) * coop_relax_threads_cuda();
+#else
+  r->target = (long long)be->sm_count * 1024;
+#endif
   if (r->mode != MODE_GRID) return 0;
 #if COOP_HAVE_CUDA
   const int is_auto = strcmp(sv->sync, "auto") == 0;

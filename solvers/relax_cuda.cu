@@ -185,7 +185,10 @@ __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
   for (;;) {
     /* norm step at check c: its sum goes to acc[c % 3]; the slot the next
      * check uses was last read before the previous barrier, so clear it now */
-    const double part = relax_range<T, DIM, HAS_F, true, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1, &fwd);
+    /* 3D: the sweep's tasks from the queue (TaskQueue), sweep `steps` */
+    auto queue = [&]() { return TaskQueue{&st->tasks, (unsigned long long)steps * (G.btasks + gridDim.x)}; };
+    const double part = relax_range<T, DIM, HAS_F, true, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1, &fwd,
+                                                                          queue());
     if (lead) st->acc[(c + 1) % 3] = 0.0;
     block_sum_add(part, &st->acc[c % 3]);
     if (!barrier(true)) return; /* the host reads the fault record */
@@ -199,7 +202,7 @@ __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
     it++;
     const long long next = min(it - 1 + a.check_every, a.max_iter);
     for (; it < next; it++) {
-      relax_range<T, DIM, HAS_F, false, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1, &fwd);
+      relax_range<T, DIM, HAS_F, false, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1, &fwd, queue());
       if (!barrier(false)) return;
       t = u;
       u = un;
@@ -239,6 +242,8 @@ void *pick_kernel(const coop_stencil *s, bool has_f, int solve) {
 
 extern "C" int coop_relax_threads_cuda(void) { return RELAX_THREADS; }
 
+extern "C" int coop_relax_blocks_per_sm_cuda(int ndim) { return relax_blocks_per_sm(ndim); }
+
 /* Rows a thread marches, at least, before the grid is cut down: on a small
  * grid the full resident grid gives each thread 1-2 rows, loads four rows
  * for two (the rows beside a strip are read by its neighbours too) and pays
@@ -252,11 +257,13 @@ extern "C" int coop_relax_fit_blocks_cuda(const coop_stencil *s, int most, int s
   const coop_region own = coop_region_owned(&s->grid);
   RelaxGeom G;
   if (relax_geom_try(s, &own, (long long)most * RELAX_THREADS, &G) || G.tasks == 0 ||
-      G.ry >= kMinRowsPerThread)
+      (s->grid.ndim == 3 ? G.rz : G.ry) >= kMinRowsPerThread)
     return most;
   const long long strips = (G.mn + kMinRowsPerThread - 1) / kMinRowsPerThread;
-  /* 2D: warps of 32 chunks (relax_range_ring) */
-  const long long threads = (s->grid.ndim == 2 ? (G.nch + 31LL) / 32 * 32 : (long long)G.nch) * G.qn * strips;
+  /* 2D: warps of 32 chunks (relax_range_ring); 3D: blocks of a tile
+   * (relax_range_ring3) */
+  const long long threads = s->grid.ndim == 2 ? (G.nch + 31LL) / 32 * 32 * strips
+                                              : (long long)G.tx * G.ty * strips * RELAX_THREADS;
   long long b = (threads + RELAX_THREADS - 1) / RELAX_THREADS;
   if (b < sms) b = sms;
   return b < most ? (int)b : most;

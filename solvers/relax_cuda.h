@@ -22,6 +22,7 @@ typedef struct {
   double r0, rnorm;
   long long iterations, steps, hist_len;
   int reason;
+  unsigned long long tasks; /* 3D: tickets of the tile march's task queue, never reset within a solve */
 } coop_relax_solve_state;
 
 /* The whole solve over ranks of one node, each on its own GPU (CUDA IPC):
@@ -59,6 +60,9 @@ int coop_relax_fit_blocks_cuda(const coop_stencil *s, int most, int sms);
 
 /* Threads per block of every relaxation kernel. */
 int coop_relax_threads_cuda(void);
+/* Blocks a SM the relaxation kernels of an ndim box are built for (their
+ * launch bounds): every mode plans its tasks for that resident grid. */
+int coop_relax_blocks_per_sm_cuda(int ndim);
 
 /* n steps in one cooperative launch of `blocks` blocks, grid.sync() between
  * steps; step i runs over regions[min(i, k - 1)], k <= COOP_MAX_SWEEPS_PER_EXCHANGE
