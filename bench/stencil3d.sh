@@ -10,10 +10,11 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 copy=${COPY_GBS:-4300}
 builds=("$@")
-# rows: N PREC CHECK MODE (N^3 Laplace, 400 sweeps); STENCIL3D_ROWS="N P C M;..." replaces them
+# rows: N PREC CHECK MODE (N^3 Laplace, 400 sweeps); STENCIL3D_ROWS="N P C M;..." replaces them,
+# STENCIL3D_ROUNDS (default 2) sets the rounds
 rows=${STENCIL3D_ROWS:-"512 fp64 1 grid;512 fp64 1 launch;512 fp64 100 grid;512 fp32 1 grid;512 fp32 1 launch;256 fp64 1 grid;256 fp64 1 launch"}
 IFS=';' read -r -a ROWS <<<"$rows"
-for round in 1 2; do
+for round in $(seq "${STENCIL3D_ROUNDS:-2}"); do
   for row in "${ROWS[@]}"; do
     set -- $row
     n=$1 p=$2 c=$3 m=$4

@@ -378,7 +378,7 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
  * The thread march below reads the y neighbours of every chunk from L1/L2:
  * three reads of each plane through L2 for one from DRAM, 64% of memcpy on
  * 512^3 fp64 (bench/results/2026-11-30-h200x2-stencil.md). Here a block
- * takes a tile of 32 chunks x kTileY rows (a row a warp) and marches it along
+ * takes a tile of kTileX chunks x kTileY rows (32 chunks a warp) and marches it along
  * z: each plane of the tile and the rows beside it (kTileY + 2) go by 16-byte
  * cp.async into a ring of kRing3 slots shared by the block, so a plane is read
  * from L2 (kTileY + 2) / kTileY times and kRing3 - 2 planes are in flight.
@@ -388,14 +388,25 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
  * step refills at once. Block tasks (tile, strip of planes) go to blocks in
  * turn: every thread of a block calls this together. Same operands of
  * relax_res3, so the same bits as the thread march and the host. */
-constexpr int kTileY = RELAX_THREADS / 32;
+/* Warps along a tile row (COOP_TILE3_PIECES: 1, 2 or 4): a tile is
+ * kTileX = 32 x pieces chunks by kTileY = 8 / pieces rows: wider pieces of a
+ * row, more rows beside the tile read again. One measured best (session 11
+ * call 4, us a sweep for 1 / 2 / 4: 512^3 fp64 grid 672 / 719 / 808, launch
+ * 667 / 719 / 854, fp32 grid 359 / 369 / 537; 256^3 fp64 grid 103 / 96 / 127). */
+#ifndef COOP_TILE3_PIECES
+#define COOP_TILE3_PIECES 1
+#endif
+constexpr int kPieces3 = COOP_TILE3_PIECES;
+static_assert(kPieces3 == 1 || kPieces3 == 2 || kPieces3 == 4, "COOP_TILE3_PIECES: 1, 2 or 4");
+constexpr int kTileX = 32 * kPieces3;
+constexpr int kTileY = RELAX_THREADS / 32 / kPieces3;
 #ifndef COOP_RING3_SLOTS /* 8 measured level with 6 (512^3 fp64: 667-668 against 673-676 us launch) */
-#define COOP_RING3_SLOTS 6
+#define COOP_RING3_SLOTS (kPieces3 == 4 ? 5 : 6) /* 4 pieces: 5 x 8 KB within 48 KB of static shared memory */
 #endif
 constexpr int kRing3 = COOP_RING3_SLOTS;
 template <typename T>
 struct Ring3Smem {
-  typename Vec16<T>::type v[kRing3][kTileY + 2][32];
+  typename Vec16<T>::type v[kRing3][kTileY + 2][kTileX];
   T edge[kRing3][kTileY][2]; /* x neighbours of the tile's rows: [slot][row - 1][left, right] */
 };
 template <typename T> /* one ring for the calls with and without the residual */
@@ -425,7 +436,10 @@ __device__ double relax_range_ring3(const RelaxPar &P, const RelaxGeom &G, const
   Ring3Smem<T> &R = ring3_smem<T>();
   const T w0 = (T)P.w0, w1 = (T)P.w1, w2 = (T)P.w2, diag = (T)P.diag, c = (T)P.c;
   const long long sy = G.sy, sz = G.sz;
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  /* this warp: piece p of tile row jr (it computes row j = jr + 1 of the
+   * ring's kTileY + 2); a thread's chunk in the tile row: cx */
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, p = w % kPieces3, jr = w / kPieces3;
+  const int cx = 32 * p + lane;
   const I tx = (I)G.tx, ty = (I)G.ty, btasks = (I)G.btasks;
   __shared__ unsigned s_task;
   /* the block's next task; every thread calls it, after the barrier that
@@ -442,36 +456,37 @@ __device__ double relax_range_ring3(const RelaxPar &P, const RelaxGeom &G, const
   for (I bt = Q.ctr ? draw() : b0; bt < btasks; bt = Q.ctr ? draw() : bt + bs) {
     const I rest = bt / tx, xt = bt - rest * tx;
     const I strip = rest / ty, yt = rest - strip * ty;
-    const int ch0 = (int)xt * 32, width = min(32, G.nch - ch0);
-    const bool active = lane < width, first = lane == 0, last = lane == width - 1;
-    const int xs = (G.a0 + ch0 + lane) * V;
+    const int ch0 = (int)xt * kTileX, wt = min(kTileX, G.nch - ch0); /* chunks of the tile's rows */
+    const bool active = cx < wt, tfirst = cx == 0, tlast = cx == wt - 1;
+    const int xs = (G.a0 + ch0 + cx) * V;
     const int y0 = G.q0 + (int)yt * kTileY, ny = min(kTileY, G.qn - (int)yt * kTileY);
     const int m = G.m0 + (int)strip * G.rz, rows = min(G.rz, G.mn - (int)strip * G.rz);
     unsigned xm, om;
     chunk_masks<V>(G, xs, active, &xm, &om);
-    const bool need_l = first && (xm & 1u), need_r = last && ((xm >> (V - 1)) & 1u);
-    /* rows this warp copies: j = w and j = w + kTileY of the tile's ny + 2
-     * (row j at y0 - 1 + j); the row it computes: j = w + 1 */
-    const bool cp0 = active && w < ny + 2, cp1 = active && w + kTileY < ny + 2;
-    const bool e0 = w >= 1 && w <= ny, e1 = w + kTileY <= ny; /* rows computed: their x edges too */
-    const bool comp = w < ny;
-    const int yc = y0 + w; /* the row computed */
-    const T *ld = u + xs + sy * (y0 - 1 + w) + sz * (m - 1); /* row j = w of the next plane to copy */
+    const bool need_l = tfirst && (xm & 1u), need_r = tlast && ((xm >> (V - 1)) & 1u);
+    /* rows this thread copies (its chunk cx): jr and jr + kTileY of the
+     * tile's ny + 2 (row j at y0 - 1 + j; 8 warps cover them); the row it
+     * computes: jr + 1 */
+    const bool cp0 = active && jr < ny + 2, cp1 = active && jr + kTileY < ny + 2;
+    const bool e0 = jr >= 1 && jr <= ny, e1 = jr + kTileY <= ny; /* rows computed: their x edges too */
+    const bool comp = jr < ny;
+    const int yc = y0 + jr; /* the row computed */
+    const T *ld = u + xs + sy * (y0 - 1 + jr) + sz * (m - 1); /* row jr of the next plane to copy */
     long long idx = xs + sy * yc + sz * m;
     int to_load = rows + 2;
     auto load = [&](int s) {
       if (to_load > 0) {
         const bool computed = to_load >= 2 && to_load <= rows + 1;
         if (cp0) {
-          cp_async16(smem_u32(&R.v[s][w][lane]), ld);
-          if (computed && e0 && need_l) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][w - 1][0]), ld - 1);
-          if (computed && e0 && need_r) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][w - 1][1]), ld + V);
+          cp_async16(smem_u32(&R.v[s][jr][cx]), ld);
+          if (computed && e0 && need_l) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][jr - 1][0]), ld - 1);
+          if (computed && e0 && need_r) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][jr - 1][1]), ld + V);
         }
         if (cp1) {
           const T *l1 = ld + sy * kTileY;
-          cp_async16(smem_u32(&R.v[s][w + kTileY][lane]), l1);
-          if (computed && e1 && need_l) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][w + kTileY - 1][0]), l1 - 1);
-          if (computed && e1 && need_r) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][w + kTileY - 1][1]), l1 + V);
+          cp_async16(smem_u32(&R.v[s][jr + kTileY][cx]), l1);
+          if (computed && e1 && need_l) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][jr + kTileY - 1][0]), l1 - 1);
+          if (computed && e1 && need_r) cp_async_small<sizeof(T)>(smem_u32(&R.edge[s][jr + kTileY - 1][1]), l1 + V);
         }
         ld += sz;
         to_load--;
@@ -482,7 +497,7 @@ __device__ double relax_range_ring3(const RelaxPar &P, const RelaxGeom &G, const
     for (int k = 0; k < kRing3; k++) load(k);
     cp_async_wait<kRing3 - 2>(); /* planes m - 1 and m */
     __syncthreads();
-    VT prev = R.v[0][w + 1][lane], cur = R.v[1][w + 1][lane];
+    VT prev = R.v[0][jr + 1][cx], cur = R.v[1][jr + 1][cx];
     VT fnext;
     if (HAS_F) fnext = comp && active ? vload(f + idx) : prev;
     const bool yown = yc >= G.oq0 && yc < G.oq1;
@@ -493,14 +508,17 @@ __device__ double relax_range_ring3(const RelaxPar &P, const RelaxGeom &G, const
       __syncthreads();             /* everyone's; and plane m + r - 1 is read by no one */
       load(sp);
       if (comp) {
-        const VT next = R.v[sn][w + 1][lane], ym = R.v[s][w][lane], yp = R.v[s][w + 2][lane];
-        const T cl = first ? R.edge[s][w][0] : (T)0, cr = last ? R.edge[s][w][1] : (T)0;
+        const VT next = R.v[sn][jr + 1][cx], ym = R.v[s][jr][cx], yp = R.v[s][jr + 2][cx];
         const VT fv = fnext;
         if (HAS_F && r + 1 < rows && active) fnext = vload(f + idx + sz);
         const T sl = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
         const T sr = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
-        const T left = (xm & 1u) ? (first ? cl : sl) : (T)0;
-        const T right = (xm >> (V - 1)) & 1u ? (last ? cr : sr) : (T)0;
+        /* x neighbours: the lanes beside, the warps' pieces beside (shared
+         * memory, this plane), or the tile's edges */
+        T left = (T)0, right = (T)0;
+        if (xm & 1u) left = lane ? sl : (tfirst ? R.edge[s][jr][0] : vget(R.v[s][jr + 1][cx - 1], V - 1));
+        if ((xm >> (V - 1)) & 1u)
+          right = tlast ? R.edge[s][jr][1] : (lane == 31 ? vget(R.v[s][jr + 1][cx + 1], 0) : sr);
         const unsigned rom = (yown && m + r >= G.om0 && m + r < G.om1) ? om : 0u;
         const VT out = chunk_relax<T, 3, HAS_F, NORM>(cur, left, right, prev, next, ym, yp, fv, rom, w0, w1,
                                                       w2, diag, c, sum);
@@ -596,7 +614,7 @@ inline RelaxPar make_relax_par(const coop_stencil *s, double c) {
   return p;
 }
 
-/* 3D block tasks (relax_range_ring3): tiles of 32 chunks x kTileY rows, each
+/* 3D block tasks (relax_range_ring3): tiles of kTileX chunks x kTileY rows, each
  * cut along z into strips so that the tasks fill `blocks` blocks evenly. A
  * strip costs its planes plus about kStripStart more (the ring filling, and
  * the planes beside it read again), so the strips are chosen to minimise
@@ -606,7 +624,7 @@ inline RelaxPar make_relax_par(const coop_stencil *s, double c) {
 constexpr int kStripStart = 3;
 inline int ring3_plan(RelaxGeom *g, long long blocks) {
   if (blocks < 1) blocks = 1;
-  const long long tx = (g->nch + 31LL) / 32, ty = (g->qn + kTileY - 1LL) / kTileY, tiles = tx * ty;
+  const long long tx = (g->nch + kTileX - 1LL) / kTileX, ty = (g->qn + kTileY - 1LL) / kTileY, tiles = tx * ty;
   /* strips 1 to 64, and as many as fill the blocks once (small boxes);
    * bounded, since the per-step modes plan every launch */
   long long best = -1, best_s = 1;
