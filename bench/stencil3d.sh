@@ -5,6 +5,8 @@
 # a sweep must read and write the field once, 2 x N^3 x size bytes, against
 # COPY_GBS (default 4300: the H200's measured device-to-device memcpy).
 #   bench/stencil3d.sh BUILD [BUILD ...]
+# COOP_RING3_STRIPS=S in the environment sets the z-strips a tile of every
+# run (kernels/stencil_relax.cuh, ring3_plan), for sweeps of the plan.
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: bench/stencil3d.sh BUILD [BUILD ...]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)

@@ -13,6 +13,8 @@
 #ifndef COOP_STENCIL_RELAX_CUH
 #define COOP_STENCIL_RELAX_CUH
 
+#include <stdlib.h>
+
 #include "core/error.h"
 #include "kernels/stencil.cuh" /* block_sum_add */
 
@@ -386,7 +388,8 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
  * barrier: the barrier at the top of step r makes plane r + 1 visible and
  * frees the slot of plane r - 1 (no warp reads it after step r - 1), which the
  * step refills at once. Block tasks (tile, strip of planes) go to blocks in
- * turn: every thread of a block calls this together. Same operands of
+ * turn in the per-step kernels and from a TaskQueue (below) in the persistent
+ * ones: every thread of a block calls this together. Same operands of
  * relax_res3, so the same bits as the thread march and the host. */
 /* Warps along a tile row (COOP_TILE3_PIECES: 1, 2 or 4): a tile is
  * kTileX = 32 x pieces chunks by kTileY = 8 / pieces rows: wider pieces of a
@@ -507,12 +510,12 @@ __device__ double relax_range_ring3(const RelaxPar &P, const RelaxGeom &G, const
       cp_async_wait<kRing3 - 3>(); /* plane m + r + 1 (this thread's copies) */
       __syncthreads();             /* everyone's; and plane m + r - 1 is read by no one */
       load(sp);
+      const T sl = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
+      const T sr = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
       if (comp) {
         const VT next = R.v[sn][jr + 1][cx], ym = R.v[s][jr][cx], yp = R.v[s][jr + 2][cx];
         const VT fv = fnext;
         if (HAS_F && r + 1 < rows && active) fnext = vload(f + idx + sz);
-        const T sl = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
-        const T sr = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
         /* x neighbours: the lanes beside, the warps' pieces beside (shared
          * memory, this plane), or the tile's edges */
         T left = (T)0, right = (T)0;
@@ -615,22 +618,36 @@ inline RelaxPar make_relax_par(const coop_stencil *s, double c) {
 }
 
 /* 3D block tasks (relax_range_ring3): tiles of kTileX chunks x kTileY rows, each
- * cut along z into strips so that the tasks fill `blocks` blocks evenly. A
- * strip costs its planes plus about kStripStart more (the ring filling, and
- * the planes beside it read again), so the strips are chosen to minimise
- * waves x (planes a strip + kStripStart): 512^3 fp64 is 257 chunks (the
- * ghost column starts a chunk of its own) x 64 tiles = 576 tiles for 528
- * resident blocks, where one strip each would take two full waves. */
+ * cut along z into strips of at most kStripPlanes planes, as many as fill
+ * `blocks` blocks evenly. A strip costs its planes plus about kStripStart
+ * more (the ring filling, and the planes beside it read again), so among
+ * those the strips minimise waves x (planes a strip + kStripStart). Short
+ * strips in many waves beat long ones in few (H200, grid mode, us a sweep;
+ * bench/results/2026-12-02-h200-3d-strips.md): 512^3 fp64, 576 tiles, 11
+ * strips of 47 planes 663, 22 of 24 612, 44 of 12 585; 511^3 (512 tiles),
+ * one strip 744, 22 594; 256^3 fp64 3 strips 103, 12 of 22 planes 82: the
+ * queue then evens out blocks that run slower than others. */
 constexpr int kStripStart = 3;
+constexpr int kStripPlanes = 12;
+/* COOP_RING3_STRIPS: strips a tile for benchmark sweeps (bench/stencil3d.sh
+ * rows), read once; unset or 0: the plan's */
+inline long long ring3_env_strips() {
+  const char *v = getenv("COOP_RING3_STRIPS");
+  const long long x = v ? atoll(v) : 0;
+  return x > 0 ? x : 0;
+}
 inline int ring3_plan(RelaxGeom *g, long long blocks) {
+  static const long long env_strips = ring3_env_strips();
   if (blocks < 1) blocks = 1;
   const long long tx = (g->nch + kTileX - 1LL) / kTileX, ty = (g->qn + kTileY - 1LL) / kTileY, tiles = tx * ty;
-  /* strips 1 to 64, and as many as fill the blocks once (small boxes);
-   * bounded, since the per-step modes plan every launch */
+  /* from the fewest strips of at most kStripPlanes, 64 counts, and as many
+   * as fill the blocks once (small boxes); bounded, since the per-step
+   * modes plan every launch */
   long long best = -1, best_s = 1;
-  const long long fill = blocks / tiles;
-  for (long long k = 0; k <= 64; k++) {
-    const long long s = k ? k : fill;
+  const long long fill = blocks / tiles, s0 = (g->mn + kStripPlanes - 1) / kStripPlanes;
+  for (long long k = -1; k < 64; k++) {
+    const long long s = env_strips ? (k < 0 ? env_strips : -1) : k < 0 ? fill : s0 + k;
+    if (s < s0 && !env_strips) continue;
     if (s < 1 || s > g->mn) continue;
     const long long rz = (g->mn + s - 1) / s, n = (g->mn + rz - 1) / rz;
     const long long cost = (tiles * n + blocks - 1) / blocks * (rz + kStripStart);

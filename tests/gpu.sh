@@ -118,11 +118,17 @@ RESIDENT=0 compare g3d-deep $fixed --set grid.dim=3 --set grid.nx=40 --set grid.
 TOL=1e-5 compare g2d-fp32 $fixed --set grid.nx=200 --set grid.ny=150 --set solver.precision=fp32
 TOL=1e-5 RESIDENT=0 compare g3d-fp32 $fixed --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30 \
   --set grid.ghost=2 --set solver.precision=fp32
-# the 3D tile march (relax_range_ring3): two tiles along x, one partial; tiles
-# of 8, 8 and 7 rows along y; a residual every sweep; and a persistent grid
-# of 3 blocks looping over many (tile, strip of planes) tasks
+# the 3D tile march (relax_range_ring3), at one rank: 38 chunks a row (fp32),
+# a full tile and one of 6; tiles of 8, 8 and 7 rows along y; a residual
+# every sweep; 67 chunks (fp64): two full tiles and one of 3; 34 chunks over
+# 150 rows (19 y-tiles, the last of 6); and a persistent grid of 3 blocks
+# looping over many (tile, strip of planes) tasks
 TOL=1e-5 RESIDENT=0 compare g3d-tiles-fp32 --set solver.rtol=0 --set solver.max_iter=40 --set solver.check_every=1 \
   --set grid.dim=3 --set grid.nx=150 --set grid.ny=23 --set grid.nz=33 --set solver.precision=fp32
+RESIDENT=0 compare g3d-tiles3 --set solver.rtol=0 --set solver.max_iter=30 --set solver.check_every=1 \
+  --set grid.dim=3 --set grid.nx=133 --set grid.ny=17 --set grid.nz=21
+RESIDENT=0 compare g3d-tiles2 --set solver.rtol=0 --set solver.max_iter=30 --set solver.check_every=1 \
+  --set grid.dim=3 --set grid.nx=66 --set grid.ny=150 --set grid.nz=20
 RESIDENT=0 compare g3d-3blocks $fixed --set grid.dim=3 --set grid.nx=70 --set grid.ny=30 --set grid.nz=25 \
   --set run.blocks=3 --set grid.ghost=2
 # a persistent grid of 2 blocks: each block strides over many tiles
