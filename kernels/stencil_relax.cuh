@@ -624,9 +624,10 @@ inline RelaxPar make_relax_par(const coop_stencil *s, double c) {
  * those the strips minimise waves x (planes a strip + kStripStart). Short
  * strips in many waves beat long ones in few (H200, grid mode, us a sweep;
  * bench/results/2026-12-02-h200-3d-strips.md): 512^3 fp64, 576 tiles, 11
- * strips of 47 planes 663, 22 of 24 612, 44 of 12 585; 511^3 (512 tiles),
- * one strip 744, 22 594; 256^3 fp64 3 strips 103, 12 of 22 planes 82: the
- * queue then evens out blocks that run slower than others. */
+ * strips of 47 planes 663, 22 of 24 612, 43 of 12 585; 511^3 (512 tiles),
+ * one strip 744, 22 594; 256^3 fp64 3 strips 103, 12 of 22 planes 82; likely
+ * (not measured directly) because the queue gives blocks that run slower
+ * than others fewer tasks. */
 constexpr int kStripStart = 3;
 constexpr int kStripPlanes = 12;
 /* COOP_RING3_STRIPS: strips a tile for benchmark sweeps (bench/stencil3d.sh
@@ -640,21 +641,30 @@ inline int ring3_plan(RelaxGeom *g, long long blocks) {
   static const long long env_strips = ring3_env_strips();
   if (blocks < 1) blocks = 1;
   const long long tx = (g->nch + kTileX - 1LL) / kTileX, ty = (g->qn + kTileY - 1LL) / kTileY, tiles = tx * ty;
+  /* the per-step kernel runs a block a task and numbers threads in 32 bits
+   * (blockIdx.x x RELAX_THREADS): tasks + blocks below 2^32 / RELAX_THREADS,
+   * so a thin tall box takes longer strips rather than wrapping */
+  const long long max_tasks = (1LL << 32) / RELAX_THREADS - 4096, nmax = (max_tasks - blocks) / tiles;
+  if (nmax < 1) return -1;
   /* from the fewest strips of at most kStripPlanes, 64 counts, and as many
    * as fill the blocks once (small boxes); bounded, since the per-step
    * modes plan every launch */
   long long best = -1, best_s = 1;
-  const long long fill = blocks / tiles, s0 = (g->mn + kStripPlanes - 1) / kStripPlanes;
+  const long long fill = blocks / tiles;
+  long long s0 = (g->mn + kStripPlanes - 1) / kStripPlanes;
+  if (s0 > nmax) s0 = nmax;
   for (long long k = -1; k < 64; k++) {
-    const long long s = env_strips ? (k < 0 ? env_strips : -1) : k < 0 ? fill : s0 + k;
+    long long s = env_strips ? (k < 0 ? env_strips : -1) : k < 0 ? fill : s0 + k;
+    if (env_strips && s > g->mn) s = g->mn;
     if (s < s0 && !env_strips) continue;
     if (s < 1 || s > g->mn) continue;
     const long long rz = (g->mn + s - 1) / s, n = (g->mn + rz - 1) / rz;
+    if (n > nmax) continue;
     const long long cost = (tiles * n + blocks - 1) / blocks * (rz + kStripStart);
     if (best < 0 || cost < best || (cost == best && s < best_s)) best = cost, best_s = s;
   }
   const long long rz = (g->mn + best_s - 1) / best_s, n = (g->mn + rz - 1) / rz;
-  if (tiles * n + blocks >= (1LL << 31)) return -1;
+  if (tiles * n + blocks >= max_tasks) return -1;
   g->tx = (int)tx;
   g->ty = (int)ty;
   g->rz = (int)rz;
