@@ -26,14 +26,7 @@
 
 namespace cg = cooperative_groups;
 
-#define CK(call)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));   \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
+#include "bench_check.cuh"
 
 constexpr int kThreads = 256;
 constexpr unsigned long long kTimeout = 5000000000ull; /* timing runs: never reached */

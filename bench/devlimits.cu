@@ -12,14 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CK(call)                                                                \
-  do {                                                                          \
-    cudaError_t e_ = (call);                                                    \
-    if (e_ != cudaSuccess) {                                                    \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                  \
-    }                                                                           \
-  } while (0)
+#include "bench_check.cuh"
 
 __global__ void syncs(int n, int *sink) {
   cooperative_groups::grid_group g = cooperative_groups::this_grid();

@@ -11,14 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CK(call)                                                                \
-  do {                                                                          \
-    cudaError_t e_ = (call);                                                    \
-    if (e_ != cudaSuccess) {                                                    \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                  \
-    }                                                                           \
-  } while (0)
+#include "bench_check.cuh"
 
 /* contiguous: U chunks a thread in flight, grid-stride */
 template <int U>
