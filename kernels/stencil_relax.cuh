@@ -50,7 +50,8 @@ struct RelaxGeom {
   int q0, qn, oq0, oq1; /* other axis (3D y): first, count, owned; 2D: 0, 1, 0, 1 */
   int ry, nstrips;   /* rows per task, strips of ry rows */
   unsigned tasks;    /* nch * nstrips * qn */
-  unsigned wtasks;   /* 2D: warp tasks (32 chunks of a strip), ceil(nch / 32) * nstrips */
+  int wry;           /* 2D warp tasks (relax_range_ring): rows a task, at most ry */
+  unsigned wtasks;   /* 2D: warp tasks (32 chunks of wry rows), ceil(nch / 32) * ceil(mn / wry) */
   int tx, ty, rz;    /* 3D block tasks (relax_range_ring3): tiles along x and y, planes a task */
   unsigned btasks;   /* tx * ty * strips of rz planes */
 };
@@ -280,6 +281,32 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+/* Tasks handed out by an atomic counter (the persistent kernels): a block
+ * (3D) or a warp (2D) draws its next task when it finishes one, as the
+ * hardware hands blocks to SMs in a per-step launch; with every task dealt
+ * in turn, every block waits for the grid's slowest at the barrier (512^3
+ * fp64: grid 755 against launch 673 us a sweep, session 11 call 2).
+ * 3D blocks draw every task. 2D warps take the first by their index and draw
+ * only the rest: with 8 times the drawers, all of them at once on one counter
+ * cost 3.4 us a sweep at 4096^2 fp32 and 16.5 at 8192^2 (H200, session 13
+ * call 1), where the same first wave dealt in 3D lost 1-5% (call 2). Tickets
+ * are never reset: each drawer draws until it gets one past the tasks, so a
+ * sweep takes exactly queue_tickets() of them, and sweep k's start at base =
+ * k times that, all of sweep k's draws being done before the barrier that
+ * ends it. */
+struct TaskQueue {
+  unsigned long long *ctr; /* nullptr: tasks in turn, t0, t0 + ts, ... */
+  unsigned long long base;
+};
+/* tickets a sweep takes; blocks: the grid's. 3D: every task, and one past
+ * the end a block; 2D: none unless there are more tasks than warps, else
+ * the tasks past the first wave, and one past the end a warp */
+__host__ __device__ inline unsigned long long queue_tickets(const RelaxGeom &G, int dim, unsigned blocks) {
+  if (dim == 3) return (unsigned long long)G.btasks + blocks;
+  const unsigned long long warps = (unsigned long long)blocks * (RELAX_THREADS / 32);
+  return G.wtasks > warps ? G.wtasks : 0;
+}
+
 /* The ring of a block: RELAX_THREADS threads, kRing slots each, and the
  * strips' outer neighbours [warp][slot][left, right]. One per element type:
  * a kernel that calls the march with and without the residual (the whole
@@ -297,7 +324,7 @@ __device__ __forceinline__ RingSmem<T> &ring_smem() {
 
 template <typename T, bool HAS_F, bool NORM, typename I>
 __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
-                                   const T *__restrict__ f, I t0, I ts) {
+                                   const T *__restrict__ f, I t0, I ts, const TaskQueue &Q) {
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   RingSmem<T> &R = ring_smem<T>();
@@ -307,15 +334,26 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
   const I nxs = (I)((G.nch + 31) / 32), wtasks = (I)G.wtasks;
   const unsigned my_slot = smem_u32(&R.v[0][threadIdx.x]), my_edge = smem_u32(&R.edge[wib][0][0]);
   constexpr unsigned slot_bytes = RELAX_THREADS * 16, edge_bytes = 2 * sizeof(T);
+  /* the warp's next task from the queue past the first wave of nw: lane 0
+   * draws, every lane takes it (all 32 lanes are here together: every lane
+   * runs the same tasks) */
+  const I nw = ts >> 5;
+  const bool drawn = Q.ctr && wtasks > nw;
+  auto draw = [&]() -> I {
+    unsigned long long t = 0;
+    if (lane == 0) t = atomicAdd(Q.ctr, 1ULL) - Q.base;
+    t = __shfl_sync(0xffffffffu, t, 0);
+    return t < (unsigned long long)(wtasks - nw) ? nw + (I)t : wtasks;
+  };
   double sum = 0.0;
-  /* warp tasks: the warp's index among all, every lane the same task */
-  for (I wt = t0 >> 5; wt < wtasks; wt += ts >> 5) {
+  /* warp tasks: the warp's index among all, then from the queue or in turn */
+  for (I wt = t0 >> 5; wt < wtasks; wt = drawn ? draw() : wt + nw) {
     const I strip = wt / nxs, xsi = wt - strip * nxs;
     const int ch0 = (int)xsi * 32, width = min(32, G.nch - ch0);
     const bool active = lane < width, first = lane == 0, last = lane == width - 1;
     const int xs = (G.a0 + ch0 + lane) * V;
-    const int m = G.m0 + (int)strip * G.ry;
-    const int rows = min(G.ry, G.mn - (int)strip * G.ry);
+    const int m = G.m0 + (int)strip * G.wry;
+    const int rows = min(G.wry, G.mn - (int)strip * G.wry);
     unsigned xm, om;
     chunk_masks<V>(G, xs, active, &xm, &om);
     const bool need_l = first && (xm & 1u), need_r = last && ((xm >> (V - 1)) & 1u);
@@ -418,18 +456,6 @@ __device__ __forceinline__ Ring3Smem<T> &ring3_smem() {
   return R;
 }
 
-/* Block tasks handed out by an atomic counter (the persistent kernels): a
- * block draws the next (tile, strip) when it finishes one, as the hardware
- * hands blocks to SMs in a per-step launch; with tasks dealt in turn, every
- * block waits for the grid's slowest at the barrier (512^3 fp64: grid 755
- * against launch 673 us a sweep, session 11 call 2). Tickets are never reset:
- * each block draws until it gets one past the tasks, so a sweep takes exactly
- * btasks + gridDim.x tickets, and sweep k's start at base = k times that,
- * all of sweep k's draws being done before the barrier that ends it. */
-struct TaskQueue {
-  unsigned long long *ctr; /* nullptr: tasks in turn, b0, b0 + bs, ... */
-  unsigned long long base;
-};
 
 template <typename T, bool HAS_F, bool NORM, typename I>
 __device__ double relax_range_ring3(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
@@ -445,8 +471,9 @@ __device__ double relax_range_ring3(const RelaxPar &P, const RelaxGeom &G, const
   const int cx = 32 * p + lane;
   const I tx = (I)G.tx, ty = (I)G.ty, btasks = (I)G.btasks;
   __shared__ unsigned s_task;
-  /* the block's next task; every thread calls it, after the barrier that
-   * ends the previous task (s_task is read by all before it is rewritten) */
+  /* the block's next task (TaskQueue); every thread calls it, after the
+   * barrier that ends the previous task (s_task is read by all before it is
+   * rewritten) */
   auto draw = [&]() -> I {
     if (threadIdx.x == 0) {
       const unsigned long long t = atomicAdd(Q.ctr, 1ULL) - Q.base;
@@ -548,7 +575,7 @@ template <typename T, int DIM, bool HAS_F, bool NORM, typename I, bool FWD = fal
 __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
                               const T *__restrict__ f, I t0, I ts, const PeerFwd *fwd = nullptr,
                               int par = 0, bool *fwd_hit = nullptr, const TaskQueue &Q = TaskQueue{nullptr, 0}) {
-  if (DIM == 2 && !FWD) return relax_range_ring<T, HAS_F, NORM, I>(P, G, u, un, f, t0, ts);
+  if (DIM == 2 && !FWD) return relax_range_ring<T, HAS_F, NORM, I>(P, G, u, un, f, t0, ts, Q);
   /* blocks of RELAX_THREADS threads: t0 / RELAX_THREADS is the block's index */
   if (DIM == 3 && !FWD) return relax_range_ring3<T, HAS_F, NORM, I>(P, G, u, un, f, t0 / RELAX_THREADS, ts / RELAX_THREADS, Q);
   typedef typename Vec16<T>::type VT;
@@ -672,6 +699,24 @@ inline int ring3_plan(RelaxGeom *g, long long blocks) {
   return 0;
 }
 
+/* 2D warp tasks: at most kRing2Rows rows (COOP_RING2_ROWS: another cap for
+ * benchmark sweeps, read once). Short tasks from the queue balance the
+ * warps: H200, residual every sweep, us a sweep for caps 16 / 32 / 64 / 128
+ * against main's one task a warp (session 13 call 2): 16384^2 fp32 grid
+ * 579 / 593 / 608 / 614 (main 624), launch 563 / 580 / 601 (632); 8192^2
+ * fp32 grid 154 / 156 / 155 / 167 (166); 16384^2 fp64 grid 1152 / 1179 /
+ * 1200 / 1201 (1227); 4096^2 fp64 87.3 / 89.7 / 92.6 (90.8); 4096^2 fp32
+ * the one loss, 43.8 / 42.6 / 42.6 (43.4). */
+constexpr int kRing2Rows = 16;
+inline long long ring2_rows() {
+  static const long long cap = [] {
+    const char *v = getenv("COOP_RING2_ROWS");
+    const long long x = v ? atoll(v) : 0;
+    return x > 0 && x < (1LL << 30) ? x : (long long)kRing2Rows;
+  }();
+  return cap;
+}
+
 /* Geometry of region r of s. target: the threads that will run it (resident
  * threads of the GPU): rows per task are chosen so that there are at most as
  * many tasks as threads where the rows allow, long marches for large grids,
@@ -729,7 +774,10 @@ inline int relax_geom_try(const coop_stencil *s, const coop_region *r, long long
   g.ry = (int)((g.mn + strips - 1) / strips);
   g.nstrips = (g.mn + g.ry - 1) / g.ry;
   const long long tasks = base * g.nstrips;
-  const long long wtasks = (g.nch + 31LL) / 32 * g.qn * g.nstrips;
+  /* 2D warp tasks: strips of at most ring2_rows() rows; more tasks than
+   * warps, so the persistent kernels' queue can even out the warps */
+  g.wry = d3 ? g.ry : (int)(g.ry < ring2_rows() ? g.ry : ring2_rows());
+  const long long wtasks = (g.nch + 31LL) / 32 * g.qn * ((g.mn + g.wry - 1LL) / g.wry);
   if (2 * tasks + target + 4096LL * RELAX_THREADS >= (1LL << 32)) return -1;
   if (2 * 32 * wtasks + target + 4096LL * RELAX_THREADS >= (1LL << 32)) return -1;
   g.tasks = (unsigned)tasks;

@@ -185,8 +185,8 @@ __global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
   for (;;) {
     /* norm step at check c: its sum goes to acc[c % 3]; the slot the next
      * check uses was last read before the previous barrier, so clear it now */
-    /* 3D: the sweep's tasks from the queue (TaskQueue), sweep `steps` */
-    auto queue = [&]() { return TaskQueue{&st->tasks, (unsigned long long)steps * (G.btasks + gridDim.x)}; };
+    /* the sweep's tasks from the queue (TaskQueue), sweep `steps` */
+    auto queue = [&]() { return TaskQueue{&st->tasks, (unsigned long long)steps * queue_tickets(G, DIM, gridDim.x)}; };
     const double part = relax_range<T, DIM, HAS_F, true, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1, &fwd,
                                                                           queue());
     if (lead) st->acc[(c + 1) % 3] = 0.0;

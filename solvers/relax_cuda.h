@@ -22,7 +22,7 @@ typedef struct {
   double r0, rnorm;
   long long iterations, steps, hist_len;
   int reason;
-  unsigned long long tasks; /* 3D: tickets of the tile march's task queue, never reset within a solve */
+  unsigned long long tasks; /* tickets of the task queue (3D blocks, 2D warps), never reset within a solve */
 } coop_relax_solve_state;
 
 /* The whole solve over ranks of one node, each on its own GPU (CUDA IPC):

@@ -1,5 +1,8 @@
-/* The 3D tile march's plan (ring3_plan, kernels/stencil_relax.cuh) on the
- * host: no GPU is needed, the plan is host code. Every box's strips cover its
+/* The tile and strip plans of the relaxation kernels (relax_geom_try,
+ * ring3_plan, queue_tickets: kernels/stencil_relax.cuh) on the host: no GPU
+ * is needed, the plans are host code. 2D: warp tasks of at most kRing2Rows
+ * rows cover the box once, and the persistent kernel's queue takes the
+ * tickets its warps will draw. 3D: Every box's strips cover its
  * planes exactly once and stay within kStripPlanes where the task bound
  * allows; the per-step kernel's 32-bit thread numbers never wrap; the rows
  * bench/results/2026-12-02-h200-3d-strips.md measured keep their plans. */
@@ -78,9 +81,52 @@ void test_too_many_tiles(void) {
   CU_ASSERT_EQUAL(ring3_plan(&g, 528), -1);
 }
 
+/* the 2D geometry of an n0 x n1 box of precision p, ghost 1, for `blocks`
+ * resident blocks, checked against the invariants of the warp tasks */
+RelaxGeom geom2(int64_t n0, int64_t n1, coop_precision p, long long blocks) {
+  coop_stencil s = {};
+  const int64_t n[3] = {n0, n1, 1};
+  coop_grid_init(&s.grid, 2, p, n, 1);
+  const coop_region own = coop_region_owned(&s.grid);
+  RelaxGeom g;
+  CU_ASSERT_EQUAL_FATAL(relax_geom_try(&s, &own, blocks * RELAX_THREADS, &g), 0);
+  CU_ASSERT_FATAL(g.wry >= 1 && g.wry <= kRing2Rows && g.wry <= g.ry);
+  const long long strips = (g.mn + g.wry - 1LL) / g.wry;
+  CU_ASSERT((strips - 1) * g.wry < g.mn && strips * g.wry >= g.mn); /* no empty strip, all rows */
+  CU_ASSERT_EQUAL((long long)g.wtasks, (g.nch + 31LL) / 32 * strips);
+  /* launch mode: a warp a task, thread numbers in 32 bits */
+  CU_ASSERT(32LL * g.wtasks + blocks * RELAX_THREADS < (1LL << 32));
+  return g;
+}
+
+void test_ring2_tasks(void) {
+  /* 16384^2 fp32 on 528 blocks: 4097 chunks a row (the first ghost's chunk
+   * too), 129 warp columns x 1024 strips of 16 rows, far more than the 4224
+   * warps: every task past the first wave is drawn, one failed draw a warp */
+  const RelaxGeom a = geom2(16384, 16384, COOP_FP32, 528);
+  CU_ASSERT_EQUAL(a.wry, 16);
+  CU_ASSERT_EQUAL(a.wtasks, 129u * 1024u);
+  CU_ASSERT_EQUAL(queue_tickets(a, 2, 528), 129ULL * 1024ULL);
+  /* 1024^2 fp32: strips of 3 rows fill the threads once, fewer tasks than
+   * warps: nobody draws, no tickets */
+  const RelaxGeom b = geom2(1024, 1024, COOP_FP32, 528);
+  CU_ASSERT(b.wry < kRing2Rows);
+  CU_ASSERT(b.wtasks <= 528u * (RELAX_THREADS / 32));
+  CU_ASSERT_EQUAL(queue_tickets(b, 2, 528), 0ULL);
+  /* odd sizes, fp64, a grid of 2 blocks: a short last strip */
+  const RelaxGeom c = geom2(203, 1201, COOP_FP64, 2);
+  CU_ASSERT_EQUAL(c.wry, 16);
+  CU_ASSERT(c.mn % c.wry != 0);
+  CU_ASSERT_EQUAL(queue_tickets(c, 2, 2), (unsigned long long)c.wtasks);
+  /* 3D: every task and one failed draw a block */
+  const RelaxGeom d = plan({257, 512, 512, 528});
+  CU_ASSERT_EQUAL(queue_tickets(d, 3, 528), (unsigned long long)d.btasks + 528ULL);
+}
+
 }  // namespace
 
 int main(void) {
+  unsetenv("COOP_RING2_ROWS"); /* read once, at the first plan */
   unsetenv("COOP_RING3_STRIPS"); /* the benchmarks' override: the plan's own choice here */
   static const coop_unit_test tests[] = {
       {"strips of at most kStripPlanes planes", test_short_strips},
@@ -88,6 +134,7 @@ int main(void) {
       {"small boxes fill the blocks", test_small_boxes},
       {"thin tall boxes: longer strips, no wrapped thread numbers", test_thin_tall_boxes},
       {"too many tiles refused", test_too_many_tiles},
+      {"2D warp tasks and the queue's tickets", test_ring2_tasks},
   };
   return coop_unit_run("relax_plan", tests, sizeof tests / sizeof tests[0]);
 }
