@@ -409,6 +409,9 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
       cl = nl;
       cr = nr;
     }
+    /* the next task's last lane may be another: its copies into the edge
+     * slots come after this task's last lane read them (racecheck, call 3) */
+    __syncwarp();
   }
   cp_async_wait<0>(); /* nothing of this call left in flight (empty groups only) */
   return sum;
