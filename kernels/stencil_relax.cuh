@@ -790,6 +790,16 @@ inline int relax_geom_try(const coop_stencil *s, const coop_region *r, long long
   return 0;
 }
 
+/* 2D: one task a warp, strips of ry rows (the plan before warp tasks were
+ * capped), for kernels that deal tasks in turn with no queue to balance
+ * short ones (the n-step cooperative kernel: each warp would start ry /
+ * kRing2Rows rings in turn for nothing; not measured on two GPUs). */
+inline void ring2_long_tasks(RelaxGeom *g) {
+  if (g->nch <= 0 || g->wry == g->ry) return;
+  g->wry = g->ry;
+  g->wtasks = (unsigned)((g->nch + 31LL) / 32 * g->qn * g->nstrips);
+}
+
 inline int make_relax_geom(const coop_stencil *s, const coop_region *r, long long target,
                            RelaxGeom *G) {
   if (relax_geom_try(s, r, target, G))

@@ -285,7 +285,10 @@ extern "C" int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_regi
   RelaxSteps S = {};
   S.k = k;
   const long long target = (long long)blocks * RELAX_THREADS;
-  for (int i = 0; i < k; i++) COOP_CHECK(make_relax_geom(s, &regions[i], target, &S.g[i]));
+  for (int i = 0; i < k; i++) {
+    COOP_CHECK(make_relax_geom(s, &regions[i], target, &S.g[i]));
+    if (s->grid.ndim == 2) ring2_long_tasks(&S.g[i]); /* tasks dealt in turn here */
+  }
   void *args[] = {&P, &S, &n, &u, &unew, (void *)&f};
   COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, 0), dim3(blocks),
                                         dim3(RELAX_THREADS), args, 0, (cudaStream_t)stream));

@@ -107,6 +107,14 @@ void test_ring2_tasks(void) {
   CU_ASSERT_EQUAL(a.wry, 16);
   CU_ASSERT_EQUAL(a.wtasks, 129u * 1024u);
   CU_ASSERT_EQUAL(queue_tickets(a, 2, 528), 129ULL * 1024ULL);
+  /* the n-step kernel deals tasks in turn: one long task a warp again, all
+   * rows, no more tasks than the resident warps */
+  RelaxGeom l = a;
+  ring2_long_tasks(&l);
+  CU_ASSERT_EQUAL(l.wry, a.ry);
+  CU_ASSERT_EQUAL(l.wtasks, 129u * (unsigned)a.nstrips);
+  CU_ASSERT((long long)l.nstrips * l.wry >= l.mn);
+  CU_ASSERT(l.wtasks <= 528u * (RELAX_THREADS / 32));
   /* 1024^2 fp32: strips of 3 rows fill the threads once, fewer tasks than
    * warps: nobody draws, no tickets */
   const RelaxGeom b = geom2(1024, 1024, COOP_FP32, 528);
