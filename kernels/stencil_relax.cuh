@@ -676,22 +676,31 @@ inline int ring3_plan(RelaxGeom *g, long long blocks) {
    * so a thin tall box takes longer strips rather than wrapping */
   const long long max_tasks = (1LL << 32) / RELAX_THREADS - 4096, nmax = (max_tasks - blocks) / tiles;
   if (nmax < 1) return -1;
-  /* from the fewest strips of at most kStripPlanes, 64 counts, and as many
-   * as fill the blocks once (small boxes); bounded, since the per-step
-   * modes plan every launch */
-  long long best = -1, best_s = 1;
-  const long long fill = blocks / tiles;
-  long long s0 = (g->mn + kStripPlanes - 1) / kStripPlanes;
-  if (s0 > nmax) s0 = nmax;
-  for (long long k = -1; k < 64; k++) {
-    long long s = env_strips ? (k < 0 ? env_strips : -1) : k < 0 ? fill : s0 + k;
-    if (env_strips && s > g->mn) s = g->mn;
-    if (s < s0 && !env_strips) continue;
-    if (s < 1 || s > g->mn) continue;
+  /* the cost of s strips a tile (-1: not a plan) */
+  auto cost = [&](long long s) -> long long {
+    if (s < 1 || s > g->mn) return -1;
     const long long rz = (g->mn + s - 1) / s, n = (g->mn + rz - 1) / rz;
-    if (n > nmax) continue;
-    const long long cost = (tiles * n + blocks - 1) / blocks * (rz + kStripStart);
-    if (best < 0 || cost < best || (cost == best && s < best_s)) best = cost, best_s = s;
+    if (n > nmax) return -1;
+    return (tiles * n + blocks - 1) / blocks * (rz + kStripStart);
+  };
+  long long best_s = env_strips < g->mn ? env_strips : g->mn;
+  if (env_strips && cost(best_s) >= 0) {
+    /* the benchmark's strips, within the planes (past the task bound: the plan's) */
+  } else {
+    best_s = 1;
+    /* from the fewest strips of at most kStripPlanes, 64 counts, and as many
+     * as fill the blocks once (small boxes); bounded, since the per-step
+     * modes plan every launch */
+    long long best = -1;
+    const long long fill = blocks / tiles;
+    long long s0 = (g->mn + kStripPlanes - 1) / kStripPlanes;
+    if (s0 > nmax) s0 = nmax;
+    for (long long k = -1; k < 64; k++) {
+      const long long s = k < 0 ? fill : s0 + k;
+      if (s < s0) continue;
+      const long long c = cost(s);
+      if (c >= 0 && (best < 0 || c < best || (c == best && s < best_s))) best = c, best_s = s;
+    }
   }
   const long long rz = (g->mn + best_s - 1) / best_s, n = (g->mn + rz - 1) / rz;
   if (tiles * n + blocks >= max_tasks) return -1;
