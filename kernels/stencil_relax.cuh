@@ -298,13 +298,21 @@ struct TaskQueue {
   unsigned long long *ctr; /* nullptr: tasks in turn, t0, t0 + ts, ... */
   unsigned long long base;
 };
+/* 2D: whether a grid of nw warps draws (more tasks than warps), and the
+ * task of a drawn ticket t (counted from the sweep's base): past the first
+ * wave, or wtasks when none is left. Host code too: tests/test_relax_plan
+ * plays the warps' draws through these. */
+__host__ __device__ inline bool ring2_drawn(unsigned wtasks, unsigned nw) { return wtasks > nw; }
+__host__ __device__ inline unsigned ring2_task(unsigned wtasks, unsigned nw, unsigned long long t) {
+  return t < (unsigned long long)(wtasks - nw) ? nw + (unsigned)t : wtasks;
+}
 /* tickets a sweep takes; blocks: the grid's. 3D: every task, and one past
  * the end a block; 2D: none unless there are more tasks than warps, else
  * the tasks past the first wave, and one past the end a warp */
 __host__ __device__ inline unsigned long long queue_tickets(const RelaxGeom &G, int dim, unsigned blocks) {
   if (dim == 3) return (unsigned long long)G.btasks + blocks;
   const unsigned long long warps = (unsigned long long)blocks * (RELAX_THREADS / 32);
-  return G.wtasks > warps ? G.wtasks : 0;
+  return warps < (1ULL << 32) && ring2_drawn(G.wtasks, (unsigned)warps) ? G.wtasks : 0;
 }
 
 /* The ring of a block: RELAX_THREADS threads, kRing slots each, and the
@@ -338,12 +346,12 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
    * draws, every lane takes it (all 32 lanes are here together: every lane
    * runs the same tasks) */
   const I nw = ts >> 5;
-  const bool drawn = Q.ctr && wtasks > nw;
+  const bool drawn = Q.ctr && ring2_drawn(wtasks, nw);
   auto draw = [&]() -> I {
     unsigned long long t = 0;
     if (lane == 0) t = atomicAdd(Q.ctr, 1ULL) - Q.base;
     t = __shfl_sync(0xffffffffu, t, 0);
-    return t < (unsigned long long)(wtasks - nw) ? nw + (I)t : wtasks;
+    return (I)ring2_task(wtasks, nw, t);
   };
   double sum = 0.0;
   /* warp tasks: the warp's index among all, then from the queue or in turn */
@@ -786,12 +794,17 @@ inline int relax_geom_try(const coop_stencil *s, const coop_region *r, long long
   g.ry = (int)((g.mn + strips - 1) / strips);
   g.nstrips = (g.mn + g.ry - 1) / g.ry;
   const long long tasks = base * g.nstrips;
-  /* 2D warp tasks: strips of at most ring2_rows() rows; more tasks than
-   * warps, so the persistent kernels' queue can even out the warps */
+  /* 2D warp tasks: strips of at most ring2_rows() rows (the ring march with
+   * the queue, where 64-row tasks dealt in turn had lost: more tasks than
+   * warps, so the queue evens out the warps), or the strips above where so
+   * many would not fit the launch kernel's 32-bit thread numbers */
+  auto wtasks_of = [&](int wry) { return (g.nch + 31LL) / 32 * g.qn * ((g.mn + wry - 1LL) / wry); };
+  auto wfits = [&](long long w) { return 2 * 32 * w + target + 4096LL * RELAX_THREADS < (1LL << 32); };
   g.wry = d3 ? g.ry : (int)(g.ry < ring2_rows() ? g.ry : ring2_rows());
-  const long long wtasks = (g.nch + 31LL) / 32 * g.qn * ((g.mn + g.wry - 1LL) / g.wry);
+  if (!wfits(wtasks_of(g.wry))) g.wry = g.ry;
+  const long long wtasks = wtasks_of(g.wry);
   if (2 * tasks + target + 4096LL * RELAX_THREADS >= (1LL << 32)) return -1;
-  if (2 * 32 * wtasks + target + 4096LL * RELAX_THREADS >= (1LL << 32)) return -1;
+  if (!wfits(wtasks)) return -1;
   g.tasks = (unsigned)tasks;
   g.wtasks = (unsigned)wtasks;
   if (d3 && ring3_plan(&g, target / RELAX_THREADS)) return -1;

@@ -133,9 +133,10 @@ RESIDENT=0 compare g3d-3blocks $fixed --set grid.dim=3 --set grid.nx=70 --set gr
   --set run.blocks=3 --set grid.ghost=2
 # a persistent grid of 2 blocks: each block strides over many tiles
 RESIDENT=0 compare g2d-2blocks $fixed --set grid.nx=200 --set grid.ny=150 --set run.blocks=2 --set grid.ghost=2
-# 2D warp tasks of at most 128 rows drawn from the persistent kernel's queue:
-# 2 blocks (16 warps) over 4 x 10 tasks, the last strip short; fp32 with a
-# residual every sweep and deep halos
+# 2D warp tasks of at most 16 rows drawn from the persistent kernel's queue:
+# 2 blocks (16 warps) over 4 x 76 tasks, the last strip short (1201 rows);
+# fp32 (4 x 82 tasks) with a residual every sweep and ghost 2 (at 2 ranks the
+# n-step kernel: one long task a warp, dealt in turn)
 RESIDENT=0 compare g2d-queue $fixed --set grid.nx=203 --set grid.ny=1201 --set run.blocks=2
 TOL=1e-5 RESIDENT=0 compare g2d-queue-fp32 --set solver.rtol=0 --set solver.max_iter=40 --set solver.check_every=1 \
   --set grid.nx=403 --set grid.ny=1301 --set run.blocks=2 --set grid.ghost=2 --set solver.precision=fp32

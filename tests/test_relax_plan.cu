@@ -6,6 +6,9 @@
  * planes exactly once and stay within kStripPlanes where the task bound
  * allows; the per-step kernel's 32-bit thread numbers never wrap; the rows
  * bench/results/2026-12-02-h200-3d-strips.md measured keep their plans. */
+#include <algorithm>
+#include <vector>
+
 #include "kernels/stencil_relax.cuh"
 #include "tests/unit.h"
 
@@ -82,7 +85,7 @@ void test_too_many_tiles(void) {
 }
 
 /* the 2D geometry of an n0 x n1 box of precision p, ghost 1, for `blocks`
- * resident blocks, checked against the invariants of the warp tasks */
+ * resident blocks */
 RelaxGeom geom2(int64_t n0, int64_t n1, coop_precision p, long long blocks) {
   coop_stencil s = {};
   const int64_t n[3] = {n0, n1, 1};
@@ -90,13 +93,42 @@ RelaxGeom geom2(int64_t n0, int64_t n1, coop_precision p, long long blocks) {
   const coop_region own = coop_region_owned(&s.grid);
   RelaxGeom g;
   CU_ASSERT_EQUAL_FATAL(relax_geom_try(&s, &own, blocks * RELAX_THREADS, &g), 0);
-  CU_ASSERT_FATAL(g.wry >= 1 && g.wry <= kRing2Rows && g.wry <= g.ry);
-  const long long strips = (g.mn + g.wry - 1LL) / g.wry;
-  CU_ASSERT((strips - 1) * g.wry < g.mn && strips * g.wry >= g.mn); /* no empty strip, all rows */
-  CU_ASSERT_EQUAL((long long)g.wtasks, (g.nch + 31LL) / 32 * strips);
-  /* launch mode: a warp a task, thread numbers in 32 bits */
-  CU_ASSERT(32LL * g.wtasks + blocks * RELAX_THREADS < (1LL << 32));
   return g;
+}
+
+/* The persistent solve's warps over `sweeps` sweeps, as relax_range_ring
+ * runs them: warp w starts at task w, then draws (ring2_drawn, ring2_task)
+ * or steps by the warps; the warps finish tasks in a random order. Every
+ * task runs once a sweep, and a sweep takes exactly queue_tickets()
+ * tickets, so the next sweep's base is right. */
+void play_sweeps(const RelaxGeom &G, unsigned blocks, int sweeps, unsigned seed) {
+  const unsigned nw = blocks * (RELAX_THREADS / 32), wtasks = G.wtasks;
+  const unsigned long long per = queue_tickets(G, 2, blocks);
+  const bool drawn = ring2_drawn(wtasks, nw);
+  unsigned long long ctr = 0;
+  std::vector<unsigned> cur(nw), live, ran(wtasks);
+  for (int k = 0; k < sweeps; k++) {
+    const unsigned long long base = (unsigned long long)k * per;
+    std::fill(ran.begin(), ran.end(), 0u);
+    live.clear();
+    for (unsigned w = 0; w < nw; w++) {
+      cur[w] = w;
+      if (w < wtasks) live.push_back(w);
+    }
+    while (!live.empty()) {
+      seed = seed * 1664525u + 1013904223u;
+      const size_t i = (seed >> 8) % live.size();
+      const unsigned w = live[i];
+      ran[cur[w]]++;
+      cur[w] = drawn ? ring2_task(wtasks, nw, ctr++ - base) : cur[w] + nw;
+      if (cur[w] >= wtasks) {
+        live[i] = live.back();
+        live.pop_back();
+      }
+    }
+    CU_ASSERT_EQUAL_FATAL(ctr, base + per);
+    CU_ASSERT_EQUAL(std::count(ran.begin(), ran.end(), 1u), (long)wtasks);
+  }
 }
 
 void test_ring2_tasks(void) {
@@ -104,31 +136,50 @@ void test_ring2_tasks(void) {
    * too), 129 warp columns x 1024 strips of 16 rows, far more than the 4224
    * warps: every task past the first wave is drawn, one failed draw a warp */
   const RelaxGeom a = geom2(16384, 16384, COOP_FP32, 528);
+  CU_ASSERT_EQUAL(a.ry, 512);
   CU_ASSERT_EQUAL(a.wry, 16);
   CU_ASSERT_EQUAL(a.wtasks, 129u * 1024u);
   CU_ASSERT_EQUAL(queue_tickets(a, 2, 528), 129ULL * 1024ULL);
-  /* the n-step kernel deals tasks in turn: one long task a warp again, all
-   * rows, no more tasks than the resident warps */
+  play_sweeps(a, 528, 2, 1);
+  /* the n-step kernel deals tasks in turn: one long task a warp again */
   RelaxGeom l = a;
   ring2_long_tasks(&l);
-  CU_ASSERT_EQUAL(l.wry, a.ry);
-  CU_ASSERT_EQUAL(l.wtasks, 129u * (unsigned)a.nstrips);
-  CU_ASSERT((long long)l.nstrips * l.wry >= l.mn);
-  CU_ASSERT(l.wtasks <= 528u * (RELAX_THREADS / 32));
-  /* 1024^2 fp32: strips of 3 rows fill the threads once, fewer tasks than
-   * warps: nobody draws, no tickets */
+  CU_ASSERT_EQUAL(l.wry, 512);
+  CU_ASSERT_EQUAL(l.wtasks, 129u * 32u);
+  CU_ASSERT_EQUAL(queue_tickets(l, 2, 528), 0ULL); /* 4128 tasks, 4224 warps */
+  /* 1024^2 fp32: 257 chunks (9 warp columns), strips of 3 rows fill the
+   * threads once, fewer tasks than warps: nobody draws, no tickets */
   const RelaxGeom b = geom2(1024, 1024, COOP_FP32, 528);
-  CU_ASSERT(b.wry < kRing2Rows);
-  CU_ASSERT(b.wtasks <= 528u * (RELAX_THREADS / 32));
+  CU_ASSERT_EQUAL(b.wry, 3);
+  CU_ASSERT_EQUAL(b.wtasks, 9u * 342u);
   CU_ASSERT_EQUAL(queue_tickets(b, 2, 528), 0ULL);
-  /* odd sizes, fp64, a grid of 2 blocks: a short last strip */
+  play_sweeps(b, 528, 2, 2);
+  /* the gpu.sh case g2d-queue: 203 x 1201 fp64 on 2 blocks (16 warps):
+   * 102 chunks (4 warp columns) x 76 strips, the last of 1 row */
   const RelaxGeom c = geom2(203, 1201, COOP_FP64, 2);
   CU_ASSERT_EQUAL(c.wry, 16);
-  CU_ASSERT(c.mn % c.wry != 0);
-  CU_ASSERT_EQUAL(queue_tickets(c, 2, 2), (unsigned long long)c.wtasks);
+  CU_ASSERT_EQUAL(c.wtasks, 4u * 76u);
+  for (unsigned seed = 0; seed < 50; seed++) play_sweeps(c, 2, 3, seed);
+  /* the boundary: as many tasks as warps (nobody draws), one more (all do) */
+  RelaxGeom e = c;
+  e.wtasks = 16;
+  CU_ASSERT_EQUAL(queue_tickets(e, 2, 2), 0ULL);
+  play_sweeps(e, 2, 3, 7);
+  e.wtasks = 17;
+  CU_ASSERT_EQUAL(queue_tickets(e, 2, 2), 17ULL);
+  play_sweeps(e, 2, 3, 7);
   /* 3D: every task and one failed draw a block */
   const RelaxGeom d = plan({257, 512, 512, 528});
   CU_ASSERT_EQUAL(queue_tickets(d, 3, 528), (unsigned long long)d.btasks + 528ULL);
+}
+
+void test_ring2_bound(void) {
+  /* 4 x (2^30 - 8192) fp32 (one warp column): 2^26 tasks of 16 rows would
+   * pass the launch kernel's 32-bit thread numbers; the plan keeps the long
+   * strips rather than refusing the box */
+  const RelaxGeom g = geom2(4, (1LL << 30) - 8192, COOP_FP32, 528);
+  CU_ASSERT_EQUAL(g.wry, g.ry);
+  CU_ASSERT(g.ry > kRing2Rows);
 }
 
 }  // namespace
@@ -143,6 +194,7 @@ int main(void) {
       {"thin tall boxes: longer strips, no wrapped thread numbers", test_thin_tall_boxes},
       {"too many tiles refused", test_too_many_tiles},
       {"2D warp tasks and the queue's tickets", test_ring2_tasks},
+      {"2D: long tasks where short ones would not fit", test_ring2_bound},
   };
   return coop_unit_run("relax_plan", tests, sizeof tests / sizeof tests[0]);
 }
