@@ -737,6 +737,11 @@ inline long long ring2_rows() {
   return cap;
 }
 
+/* 2D warp tasks of wry rows: 32-chunk columns x rows x strips of wry */
+inline long long ring2_wtasks(const RelaxGeom &g, long long wry) {
+  return (g.nch + 31LL) / 32 * g.qn * ((g.mn + wry - 1) / wry);
+}
+
 /* Geometry of region r of s. target: the threads that will run it (resident
  * threads of the GPU): rows per task are chosen so that there are at most as
  * many tasks as threads where the rows allow, long marches for large grids,
@@ -798,11 +803,10 @@ inline int relax_geom_try(const coop_stencil *s, const coop_region *r, long long
    * the queue, where 64-row tasks dealt in turn had lost: more tasks than
    * warps, so the queue evens out the warps), or the strips above where so
    * many would not fit the launch kernel's 32-bit thread numbers */
-  auto wtasks_of = [&](int wry) { return (g.nch + 31LL) / 32 * g.qn * ((g.mn + wry - 1LL) / wry); };
   auto wfits = [&](long long w) { return 2 * 32 * w + target + 4096LL * RELAX_THREADS < (1LL << 32); };
   g.wry = d3 ? g.ry : (int)(g.ry < ring2_rows() ? g.ry : ring2_rows());
-  if (!wfits(wtasks_of(g.wry))) g.wry = g.ry;
-  const long long wtasks = wtasks_of(g.wry);
+  if (!wfits(ring2_wtasks(g, g.wry))) g.wry = g.ry;
+  const long long wtasks = ring2_wtasks(g, g.wry);
   if (2 * tasks + target + 4096LL * RELAX_THREADS >= (1LL << 32)) return -1;
   if (!wfits(wtasks)) return -1;
   g.tasks = (unsigned)tasks;
@@ -819,7 +823,7 @@ inline int relax_geom_try(const coop_stencil *s, const coop_region *r, long long
 inline void ring2_long_tasks(RelaxGeom *g) {
   if (g->nch <= 0 || g->wry == g->ry) return;
   g->wry = g->ry;
-  g->wtasks = (unsigned)((g->nch + 31LL) / 32 * g->qn * g->nstrips);
+  g->wtasks = (unsigned)ring2_wtasks(*g, g->ry);
 }
 
 inline int make_relax_geom(const coop_stencil *s, const coop_region *r, long long target,
