@@ -27,8 +27,8 @@ namespace cg = cooperative_groups;
 /* warp task t of a sweep: 32 chunks x r rows, D rows loaded before stored */
 template <int D>
 __device__ __forceinline__ void copy_task(const float4 *a, float4 *b, int nx, int ny, int r, int cols,
-                                          int t, int lane) {
-  const int strip = t / cols, col = t - strip * cols;
+                                          int t, int lane, bool rev) {
+  const int si = t / cols, col = t - si * cols, strip = rev ? (ny + r - 1) / r - 1 - si : si;
   const int x = col * 32 + lane, y0 = strip * r, y1 = min(ny, y0 + r);
   if (x >= nx) return;
   long long i = (long long)nx * y0 + x;
@@ -45,22 +45,22 @@ __device__ __forceinline__ void copy_task(const float4 *a, float4 *b, int nx, in
 
 template <int D>
 __global__ void __launch_bounds__(256) sweep_launch(const float4 *a, float4 *b, int nx, int ny, int r, int cols,
-                                                    int tasks) {
+                                                    int tasks, bool rev) {
   const int t = (blockIdx.x * 256 + threadIdx.x) >> 5;
-  if (t < tasks) copy_task<D>(a, b, nx, ny, r, cols, t, threadIdx.x & 31);
+  if (t < tasks) copy_task<D>(a, b, nx, ny, r, cols, t, threadIdx.x & 31, rev);
 }
 
 /* COPY false: the barriers and the sums alone */
 template <int D, bool COPY>
 __global__ void __launch_bounds__(256, 4) sweep_grid(float4 *a, float4 *b, int nx, int ny, int r, int cols,
-                                                     int tasks, int sweeps, double *acc, double *out) {
+                                                     int tasks, int sweeps, double *acc, double *out, int snake) {
   cg::grid_group grid = cg::this_grid();
   const int warps = gridDim.x * 8, w = (blockIdx.x * 256 + threadIdx.x) >> 5;
   __shared__ double s;
   double total = 0.0;
   for (int k = 0; k < sweeps; k++) {
     if (COPY)
-      for (int t = w; t < tasks; t += warps) copy_task<D>(a, b, nx, ny, r, cols, t, threadIdx.x & 31);
+      for (int t = w; t < tasks; t += warps) copy_task<D>(a, b, nx, ny, r, cols, t, threadIdx.x & 31, snake && (k & 1));
     if (threadIdx.x == 0) {
       if (blockIdx.x == 0) acc[(k + 1) % 3] = 0.0; /* the slot after next, as the solve does */
       atomicAdd(&acc[k % 3], 1.0);
@@ -122,23 +122,28 @@ int main(int argc, char **argv) {
          blocks);
   printf("%-34s %8.2f us a sweep  %6.0f GB/s\n", "memcpy", mc, bytes / (mc * 1e3));
   const int cols = (nx + 31) / 32;
-  for (int r : {8, 16, 32, 64, 128}) {
-    const int tasks = cols * ((ny + r - 1) / r);
-    const double tl = time([&] {
-      for (int k = 0; k < sweeps; k++)
-        sweep_launch<4><<<(tasks + 7) / 8, 256>>>(k & 1 ? b : a, k & 1 ? a : b, nx, ny, r, cols, tasks);
-    });
-    void *args[] = {&a, &b, (void *)&nx, (void *)&ny, &r, (void *)&cols, (void *)&tasks, (void *)&sweeps, &acc,
-                    &out};
-    const double tg = time([&] {
-      CK(cudaMemsetAsync(acc, 0, 3 * sizeof(double)));
-      CK(cudaLaunchCooperativeKernel((void *)sweep_grid<4, true>, blocks, 256, args, 0, 0));
-    });
-    printf("R %3d rows, %7d tasks: launch %8.2f us (%3.0f%%), grid %8.2f us (%3.0f%%)\n", r, tasks, tl,
-           100 * floor_us / tl, tg, 100 * floor_us / tg);
-  }
-  int r = 16, tasks = 0;
-  void *args[] = {&a, &b, (void *)&nx, (void *)&ny, &r, (void *)&cols, &tasks, (void *)&sweeps, &acc, &out};
+  /* snake: strips in reverse order every other sweep (the solver's
+   * sweep_reversed), so a sweep first reads what the last one wrote last */
+  for (int snake = 0; snake < 2; snake++)
+    for (int r : {8, 16, 32, 64, 128}) {
+      const int tasks = cols * ((ny + r - 1) / r);
+      const double tl = time([&] {
+        for (int k = 0; k < sweeps; k++)
+          sweep_launch<4><<<(tasks + 7) / 8, 256>>>(k & 1 ? b : a, k & 1 ? a : b, nx, ny, r, cols, tasks,
+                                                    snake && (k & 1));
+      });
+      void *args[] = {&a, &b, (void *)&nx, (void *)&ny, &r, (void *)&cols, (void *)&tasks, (void *)&sweeps, &acc,
+                      &out, &snake};
+      const double tg = time([&] {
+        CK(cudaMemsetAsync(acc, 0, 3 * sizeof(double)));
+        CK(cudaLaunchCooperativeKernel((void *)sweep_grid<4, true>, blocks, 256, args, 0, 0));
+      });
+      printf("%s R %3d rows, %7d tasks: launch %8.2f us (%3.0f%%), grid %8.2f us (%3.0f%%)\n",
+             snake ? "snake" : "plain", r, tasks, tl, 100 * floor_us / tl, tg, 100 * floor_us / tg);
+    }
+  int r = 16, tasks = 0, snake = 0;
+  void *args[] = {&a, &b, (void *)&nx, (void *)&ny, &r, (void *)&cols, &tasks, (void *)&sweeps, &acc, &out,
+                  &snake};
   const double tb = time([&] {
     CK(cudaMemsetAsync(acc, 0, 3 * sizeof(double)));
     CK(cudaLaunchCooperativeKernel((void *)sweep_grid<4, false>, blocks, 256, args, 0, 0));
