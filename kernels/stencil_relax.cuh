@@ -102,6 +102,25 @@ __device__ __forceinline__ T relax_res3(T ce, T l, T r, T ym, T yp, T zm, T zp, 
   return f - (diag * ce - w0 * (l + r) - w1 * (ym + yp) - w2 * (zm + zp));
 }
 
+/* The squared residuals of a chunk into a thread's double sum. fp32 adds
+ * them in float over the chunk's 4 elements and converts once: the
+ * float-to-double conversion issues at 16 a clock an SM on sm_90, so one a
+ * point took about 4 us a sweep at 4096^2 (16.7M points over 132 SMs; the
+ * residual every sweep cost 42.5 against 38.4 us every 100, session 14).
+ * The float sum of four squares rounds at 2^-24 of itself, far below the
+ * rounding of each fp32 residual; fp64 adds each square as before. */
+template <typename T>
+struct ChunkSq {
+  T s = (T)0;
+  __device__ __forceinline__ void add(T res, double &sum) {
+    if (sizeof(T) == 4) s += res * res;
+    else sum += (double)res * (double)res;
+  }
+  __device__ __forceinline__ void flush(double &sum) const {
+    if (sizeof(T) == 4) sum += (double)s;
+  }
+};
+
 /* Of a chunk's elements from xs, those in the region swept (*xm) and the
  * owned ones among them (*om: the residual's; a chunk at the x edge of a
  * region holds points of the region beside it, which that region's sweep
@@ -130,6 +149,7 @@ __device__ __forceinline__ typename Vec16<T>::type chunk_relax(
     const typename Vec16<T>::type &fv, unsigned rom, T w0, T w1, T w2, T diag, T c, double &sum) {
   constexpr int V = Vec16<T>::n;
   typename Vec16<T>::type out;
+  ChunkSq<T> sq;
 #pragma unroll
   for (int e = 0; e < V; e++) {
     const T ce = vget(cur, e);
@@ -142,8 +162,9 @@ __device__ __forceinline__ typename Vec16<T>::type chunk_relax(
     else
       res = relax_res2(ce, l, rr, vget(prev, e), vget(next, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
     vset(out, e, ce + c * res);
-    if (NORM && ((rom >> e) & 1u)) sum += (double)res * (double)res;
+    if (NORM && ((rom >> e) & 1u)) sq.add(res, sum);
   }
+  if (NORM) sq.flush(sum);
   return out;
 }
 
@@ -233,9 +254,8 @@ __device__ __forceinline__ bool peer_touches(const PeerFwd &F, const RelaxGeom &
 
 
 /* Threads per block of every relaxation kernel, and the least resident blocks
- * per SM all of them are built for (64 registers). One bound for the per-step
- * and the persistent kernels: the modes run at the same occupancy (at 3 blocks
- * per SM the persistent fp64 kernel lost 14% to the per-step one at 4). */
+ * per SM all of them are built for. One bound for the per-step and the
+ * persistent kernels: the modes run at the same occupancy. */
 constexpr int RELAX_THREADS = 256;
 /* 3D: the tile march (relax_range_ring3) keeps its planes in flight in shared
  * memory, not registers; COOP_RELAX3_BLOCKS lets a build try fewer blocks
@@ -245,8 +265,18 @@ constexpr int RELAX_THREADS = 256;
 #ifndef COOP_RELAX3_BLOCKS
 #define COOP_RELAX3_BLOCKS 4
 #endif
-#define RELAX_BOUNDS __launch_bounds__(RELAX_THREADS, DIM == 3 ? COOP_RELAX3_BLOCKS : 4)
-inline int relax_blocks_per_sm(int ndim) { return ndim == 3 ? COOP_RELAX3_BLOCKS : 4; }
+/* 2D: 3 blocks a SM (85 registers): the ring march spilled at 64 and issued
+ * more than half of the cycles (ncu, 4096^2 fp32: issue active 65%, 179
+ * warp instructions a warp row); its rows in flight are in shared memory,
+ * so 24 warps a SM still cover the memory latency. H200, residual every
+ * sweep, us a sweep at 4 / 3 blocks (session 14 call 3): grid 16384^2 fp32
+ * 575.3 / 557.0, 8192^2 149.8 / 143.9, 4096^2 42.8 / 38.6, 2048^2 11.0 /
+ * 9.3, 4096^2 fp64 83.8 / 76.0; launch 16384^2 fp32 573.5 / 568.2. */
+#ifndef COOP_RELAX2_BLOCKS
+#define COOP_RELAX2_BLOCKS 3
+#endif
+#define RELAX_BOUNDS __launch_bounds__(RELAX_THREADS, DIM == 3 ? COOP_RELAX3_BLOCKS : COOP_RELAX2_BLOCKS)
+inline int relax_blocks_per_sm(int ndim) { return ndim == 3 ? COOP_RELAX3_BLOCKS : COOP_RELAX2_BLOCKS; }
 
 /* ---- 2D: the rows ahead in a cp.async ring in shared memory ----
  * The march above keeps about one row in flight per thread (its SASS copies

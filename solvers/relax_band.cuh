@@ -41,6 +41,7 @@ __device__ __forceinline__ typename Vec16<T>::type band_chunk(
     T w0, T w1, T diag, T c, double &sum) {
   constexpr int V = Vec16<T>::n;
   typename Vec16<T>::type out = cur;
+  ChunkSq<T> sq;
 #pragma unroll
   for (int e = 0; e < V; e++) {
     const T ce = vget(cur, e);
@@ -49,9 +50,10 @@ __device__ __forceinline__ typename Vec16<T>::type band_chunk(
     const T res = relax_res2(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
     if ((om >> e) & 1u) {
       if (UPDATE) vset(out, e, ce + c * res);
-      if (NORM) sum += (double)res * (double)res;
+      if (NORM) sq.add(res, sum);
     }
   }
+  if (NORM) sq.flush(sum);
   return out;
 }
 

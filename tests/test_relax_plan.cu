@@ -147,6 +147,15 @@ void test_ring2_tasks(void) {
   CU_ASSERT_EQUAL(l.wry, 512);
   CU_ASSERT_EQUAL(l.wtasks, 129u * 32u);
   CU_ASSERT_EQUAL(queue_tickets(l, 2, 528), 0ULL); /* 4128 tasks, 4224 warps */
+  /* the same box on 396 blocks (3 a SM, the 2D kernels' occupancy): 3168
+   * warps, strips of 16 still (ry 683), so the same tasks, more of them drawn */
+  const RelaxGeom a3 = geom2(16384, 16384, COOP_FP32, 396);
+  CU_ASSERT_EQUAL(a3.ry, 683);
+  CU_ASSERT_EQUAL(a3.wry, 16);
+  CU_ASSERT_EQUAL(a3.wtasks, 129u * 1024u);
+  CU_ASSERT_EQUAL(queue_tickets(a3, 2, 396), 129ULL * 1024ULL);
+  play_sweeps(a3, 396, 2, 3);
+  CU_ASSERT_EQUAL(relax_blocks_per_sm(2), 3);
   /* 1024^2 fp32: 257 chunks (9 warp columns), strips of 3 rows fill the
    * threads once, fewer tasks than warps: nobody draws, no tickets */
   const RelaxGeom b = geom2(1024, 1024, COOP_FP32, 528);
