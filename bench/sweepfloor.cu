@@ -13,8 +13,9 @@
 // copy bandwidth).
 //   nvcc -std=c++17 -O3 -arch=sm_90 -o sweepfloor bench/sweepfloor.cu
 //   sweepfloor [NX NY [SWEEPS]]   (default 1024 4096 1000: 4096^2 fp32)
-// Prints us a sweep and memcpy's time over it. Written in session 13 and
-// compiled (sm_90: 40-45 registers, no spills); not yet run on a GPU.
+// Prints us a sweep and memcpy's time over it, each in the same strip order
+// every sweep and reversed every other sweep. Measured on the H200:
+// bench/results/2026-12-02-h200-snake-3blocks.md.
 #include <cooperative_groups.h>
 
 #include <cstdio>
