@@ -3,16 +3,17 @@
 // of the 2D ring march's warp tasks (32 chunks x R rows a warp, as
 // relax_range_ring), run three ways in the same call:
 //   launch: a kernel a sweep, a warp a task;
-//   grid:   one cooperative kernel of 4 blocks a SM for all sweeps, tasks in
+//   grid:   one cooperative kernel of B blocks a SM for all sweeps, tasks in
 //           turn, grid.sync() between sweeps, and a block sum added to a
 //           double and read back after the barrier (the residual's path);
 //   barrier: the same kernel with no copy (the barriers and sums alone).
 // Against cudaMemcpy of the field. grid minus barrier is the pattern's time
 // inside a persistent kernel; what the solver takes beyond grid is the
-// stencil's (bench/results: 4096^2 fp32 43.7 us a sweep against 31.2 at the
-// copy bandwidth).
+// stencil's (4096^2 fp32: the solver 38.0 us a sweep at 3 blocks a SM, this
+// copy 32.8 at 4, memcpy 34.5).
 //   nvcc -std=c++17 -O3 -arch=sm_90 -o sweepfloor bench/sweepfloor.cu
-//   sweepfloor [NX NY [SWEEPS]]   (default 1024 4096 1000: 4096^2 fp32)
+//   sweepfloor [NX NY [SWEEPS [B]]]   (default 1024 4096 1000 4: 4096^2 fp32;
+//   the 2D solver runs 3 blocks a SM since session 14, the table was at 4)
 // Prints us a sweep and memcpy's time over it, each in the same strip order
 // every sweep and reversed every other sweep. Measured on the H200:
 // bench/results/2026-12-02-h200-snake-3blocks.md.
@@ -79,7 +80,7 @@ __global__ void __launch_bounds__(256, 4) sweep_grid(float4 *a, float4 *b, int n
 
 int main(int argc, char **argv) {
   const int nx = argc > 2 ? atoi(argv[1]) : 1024, ny = argc > 2 ? atoi(argv[2]) : 4096;
-  const int sweeps = argc > 3 ? atoi(argv[3]) : 1000;
+  const int sweeps = argc > 3 ? atoi(argv[3]) : 1000, want = argc > 4 ? atoi(argv[4]) : 4;
   if (nx < 32 || ny < 1 || sweeps < 1 || (long long)nx * ny > (1LL << 31)) {
     fprintf(stderr, "sweepfloor: NX >= 32, NY >= 1, NX x NY < 2^31 chunks, SWEEPS >= 1\n");
     return 2;
@@ -100,7 +101,11 @@ int main(int argc, char **argv) {
   int sms, per_sm;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sweep_grid<4, true>, 256, 0));
-  const int blocks = sms * (per_sm < 4 ? per_sm : 4);
+  if (want < 1 || want > per_sm) {
+    fprintf(stderr, "sweepfloor: B is 1 to %d blocks a SM\n", per_sm);
+    return 2;
+  }
+  const int blocks = sms * want;
   /* us a sweep of f, which runs `sweeps` sweeps (after one warm-up run) */
   auto time = [&](auto &&f) {
     f();

@@ -102,24 +102,30 @@ __device__ __forceinline__ T relax_res3(T ce, T l, T r, T ym, T yp, T zm, T zp, 
   return f - (diag * ce - w0 * (l + r) - w1 * (ym + yp) - w2 * (zm + zp));
 }
 
-/* The squared residuals of a chunk into a thread's double sum. fp32 adds
- * them in float over the chunk's 4 elements and converts once: the
+/* The squared residuals of a chunk (r: 0 where masked out) into a thread's
+ * double sum. fp32 adds the four squares in float and converts once: the
  * float-to-double conversion issues at 16 a clock an SM on sm_90, so one a
  * point took about 4 us a sweep at 4096^2 (16.7M points over 132 SMs; the
  * residual every sweep cost 42.5 against 38.4 us every 100, session 14).
- * The float sum of four squares rounds at 2^-24 of itself, far below the
- * rounding of each fp32 residual; fp64 adds each square as before. */
-template <typename T>
-struct ChunkSq {
-  T s = (T)0;
-  __device__ __forceinline__ void add(T res, double &sum) {
-    if (sizeof(T) == 4) s += res * res;
-    else sum += (double)res * (double)res;
+ * The float sum rounds at 2^-24 of itself, as each fp32 residual does. Where
+ * the squares could have overflowed or lost bits below float's range (a sum
+ * past 2^100 or under 2^-100, zeros included), they are added in double as
+ * before, so a diverging or tiny residual is measured as the host does. fp64
+ * adds each square in turn, as before. */
+template <typename T, int V>
+__device__ __forceinline__ void chunk_sq_add(const T (&r)[V], double &sum) {
+  if (sizeof(T) == 4) {
+    T s = (T)0;
+#pragma unroll
+    for (int e = 0; e < V; e++) s += r[e] * r[e];
+    if (s >= (T)0x1p-100 && s <= (T)0x1p100) {
+      sum += (double)s;
+      return;
+    }
   }
-  __device__ __forceinline__ void flush(double &sum) const {
-    if (sizeof(T) == 4) sum += (double)s;
-  }
-};
+#pragma unroll
+  for (int e = 0; e < V; e++) sum += (double)r[e] * (double)r[e];
+}
 
 /* Of a chunk's elements from xs, those in the region swept (*xm) and the
  * owned ones among them (*om: the residual's; a chunk at the x edge of a
@@ -149,7 +155,7 @@ __device__ __forceinline__ typename Vec16<T>::type chunk_relax(
     const typename Vec16<T>::type &fv, unsigned rom, T w0, T w1, T w2, T diag, T c, double &sum) {
   constexpr int V = Vec16<T>::n;
   typename Vec16<T>::type out;
-  ChunkSq<T> sq;
+  T sq[V];
 #pragma unroll
   for (int e = 0; e < V; e++) {
     const T ce = vget(cur, e);
@@ -162,9 +168,9 @@ __device__ __forceinline__ typename Vec16<T>::type chunk_relax(
     else
       res = relax_res2(ce, l, rr, vget(prev, e), vget(next, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
     vset(out, e, ce + c * res);
-    if (NORM && ((rom >> e) & 1u)) sq.add(res, sum);
+    sq[e] = (rom >> e) & 1u ? res : (T)0;
   }
-  if (NORM) sq.flush(sum);
+  if (NORM) chunk_sq_add<T, V>(sq, sum);
   return out;
 }
 
@@ -265,10 +271,14 @@ constexpr int RELAX_THREADS = 256;
 #ifndef COOP_RELAX3_BLOCKS
 #define COOP_RELAX3_BLOCKS 4
 #endif
-/* 2D: 3 blocks a SM (85 registers): the ring march spilled at 64 and issued
- * more than half of the cycles (ncu, 4096^2 fp32: issue active 65%, 179
- * warp instructions a warp row); its rows in flight are in shared memory,
- * so 24 warps a SM still cover the memory latency. H200, residual every
+/* 2D: 3 blocks a SM (ptxas caps them at 80 registers): at 64 the ring
+ * march spilled and issued in two cycles of three (ncu, 4096^2 fp32: issue
+ * active 65%, 179 warp instructions a warp row); its rows in flight are in
+ * shared memory, so 24 warps a SM still cover the memory latency. Spill
+ * stores / loads a thread of the whole-solve kernel at 4 and 3 blocks: fp32
+ * 52/44 -> 0/0, fp32 with a source 156/168 -> 32/32, fp64 152/160 -> 48/40,
+ * fp64 with a source 248/348 -> 152/152 (outside the row loop: the SASS of
+ * the fp32 kernel has none between the ring wait and the back branch). H200, residual every
  * sweep, us a sweep at 4 / 3 blocks (session 14 call 3): grid 16384^2 fp32
  * 575.3 / 557.0, 8192^2 149.8 / 143.9, 4096^2 42.8 / 38.6, 2048^2 11.0 /
  * 9.3, 4096^2 fp64 83.8 / 76.0; launch 16384^2 fp32 573.5 / 568.2. */
@@ -337,6 +347,14 @@ __host__ __device__ inline bool ring2_drawn(unsigned wtasks, unsigned nw) { retu
 __host__ __device__ inline unsigned ring2_task(unsigned wtasks, unsigned nw, unsigned long long t) {
   return t < (unsigned long long)(wtasks - nw) ? nw + (unsigned)t : wtasks;
 }
+/* 2D: the strip of task wt (nxs warp columns, nst strips), in order or
+ * reversed (sweep_reversed). Host code too: test_relax_plan covers every
+ * row of every column once a sweep in both orders. */
+template <typename I>
+__host__ __device__ inline I ring2_strip(I wt, I nxs, I nst, bool rev) {
+  const I sti = wt / nxs;
+  return rev ? nst - 1 - sti : sti;
+}
 /* tickets a sweep takes; blocks: the grid's. 3D: every task, and one past
  * the end a block; 2D: none unless there are more tasks than warps, else
  * the tasks past the first wave, and one past the end a warp */
@@ -394,7 +412,7 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
   const I nw = ts >> 5;
   const bool drawn = Q.ctr && ring2_drawn(wtasks, nw);
   const bool rev = sweep_reversed(G, u, un);
-  const I nst = wtasks / nxs; /* 2D: qn == 1 */
+  const I nst = nxs ? wtasks / nxs : 0; /* strips (2D: qn == 1); an empty region has no chunks */
   auto draw = [&]() -> I {
     unsigned long long t = 0;
     if (lane == 0) t = atomicAdd(Q.ctr, 1ULL) - Q.base;
@@ -404,7 +422,7 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
   double sum = 0.0;
   /* warp tasks: the warp's index among all, then from the queue or in turn */
   for (I wt = t0 >> 5; wt < wtasks; wt = drawn ? draw() : wt + nw) {
-    const I sti = wt / nxs, xsi = wt - sti * nxs, strip = rev ? nst - 1 - sti : sti;
+    const I strip = ring2_strip(wt, nxs, nst, rev), xsi = wt % nxs;
     const int ch0 = (int)xsi * 32, width = min(32, G.nch - ch0);
     const bool active = lane < width, first = lane == 0, last = lane == width - 1;
     const int xs = (G.a0 + ch0 + lane) * V;

@@ -41,19 +41,17 @@ __device__ __forceinline__ typename Vec16<T>::type band_chunk(
     T w0, T w1, T diag, T c, double &sum) {
   constexpr int V = Vec16<T>::n;
   typename Vec16<T>::type out = cur;
-  ChunkSq<T> sq;
+  T sq[V];
 #pragma unroll
   for (int e = 0; e < V; e++) {
     const T ce = vget(cur, e);
     const T l = e == 0 ? left : vget(cur, e - 1);
     const T rr = e == V - 1 ? right : vget(cur, e + 1);
     const T res = relax_res2(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
-    if ((om >> e) & 1u) {
-      if (UPDATE) vset(out, e, ce + c * res);
-      if (NORM) sq.add(res, sum);
-    }
+    if (UPDATE && ((om >> e) & 1u)) vset(out, e, ce + c * res);
+    sq[e] = (om >> e) & 1u ? res : (T)0;
   }
-  if (NORM) sq.flush(sum);
+  if (NORM) chunk_sq_add<T, V>(sq, sum);
   return out;
 }
 

@@ -155,10 +155,18 @@ __device__ bool peer_sync(const PeerLoop &L, unsigned long long S, bool norm, co
   return *s_ok != 0;
 }
 
+/* The multi-rank whole solve sweeps with the thread march (relax_range, for
+ * peer_forward) and keeps the bound it was measured at on two GPUs, 4 blocks
+ * a SM (bench/results/2026-12-01-h200x2-nccl-fused.md): the 2D kernels' 3
+ * has not run on two GPUs, and that march lost 14% at 3 before (380f4b0). */
+constexpr int solve_min_blocks(int dim, bool peers) {
+  return dim == 3 ? COOP_RELAX3_BLOCKS : peers ? 4 : COOP_RELAX2_BLOCKS;
+}
+
 /* The whole Jacobi solve. PEERS: one rank of several, each on its own GPU
  * of one node (PeerLoop); else a rank alone, grid.sync() between steps. */
 template <typename T, int DIM, bool HAS_F, bool PEERS>
-__global__ void RELAX_BOUNDS solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
+__global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS)) solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
                                                const T *__restrict__ f, SolveArgs a,
                                                coop_relax_solve_state *st, long long *hi,
                                                double *hr, const __grid_constant__ PeerLoop L) {

@@ -107,9 +107,15 @@ void play_sweeps(const RelaxGeom &G, unsigned blocks, int sweeps, unsigned seed)
   const bool drawn = ring2_drawn(wtasks, nw);
   unsigned long long ctr = 0;
   std::vector<unsigned> cur(nw), live, ran(wtasks);
+  /* rows of each warp column the tasks cover, the strips reversed every
+   * other sweep (sweep_reversed) */
+  const unsigned nxs = (unsigned)(G.nch + 31) / 32, nst = nxs ? wtasks / nxs : 0;
+  const bool whole = wtasks == (unsigned)ring2_wtasks(G, G.wry); /* not a hand-set task count */
+  std::vector<unsigned> cov((size_t)nxs * G.mn);
   for (int k = 0; k < sweeps; k++) {
     const unsigned long long base = (unsigned long long)k * per;
     std::fill(ran.begin(), ran.end(), 0u);
+    std::fill(cov.begin(), cov.end(), 0u);
     live.clear();
     for (unsigned w = 0; w < nw; w++) {
       cur[w] = w;
@@ -120,6 +126,12 @@ void play_sweeps(const RelaxGeom &G, unsigned blocks, int sweeps, unsigned seed)
       const size_t i = (seed >> 8) % live.size();
       const unsigned w = live[i];
       ran[cur[w]]++;
+      if (whole) {
+        const unsigned strip = ring2_strip(cur[w], nxs, nst, (k & 1) != 0), col = cur[w] % nxs;
+        CU_ASSERT_FATAL(strip < nst);
+        for (long long r = (long long)strip * G.wry; r < G.mn && r < (long long)(strip + 1) * G.wry; r++)
+          cov[(size_t)col * G.mn + (size_t)r]++;
+      }
       cur[w] = drawn ? ring2_task(wtasks, nw, ctr++ - base) : cur[w] + nw;
       if (cur[w] >= wtasks) {
         live[i] = live.back();
@@ -128,6 +140,7 @@ void play_sweeps(const RelaxGeom &G, unsigned blocks, int sweeps, unsigned seed)
     }
     CU_ASSERT_EQUAL_FATAL(ctr, base + per);
     CU_ASSERT_EQUAL(std::count(ran.begin(), ran.end(), 1u), (long)wtasks);
+    if (whole) CU_ASSERT_EQUAL(std::count(cov.begin(), cov.end(), 1u), (long)cov.size());
   }
 }
 
@@ -155,7 +168,6 @@ void test_ring2_tasks(void) {
   CU_ASSERT_EQUAL(a3.wtasks, 129u * 1024u);
   CU_ASSERT_EQUAL(queue_tickets(a3, 2, 396), 129ULL * 1024ULL);
   play_sweeps(a3, 396, 2, 3);
-  CU_ASSERT_EQUAL(relax_blocks_per_sm(2), 3);
   /* 1024^2 fp32: 257 chunks (9 warp columns), strips of 3 rows fill the
    * threads once, fewer tasks than warps: nobody draws, no tickets */
   const RelaxGeom b = geom2(1024, 1024, COOP_FP32, 528);
