@@ -166,10 +166,9 @@ constexpr int solve_min_blocks(int dim, bool peers) {
 /* The whole Jacobi solve. PEERS: one rank of several, each on its own GPU
  * of one node (PeerLoop); else a rank alone, grid.sync() between steps. */
 template <typename T, int DIM, bool HAS_F, bool PEERS>
-__global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS)) solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un,
-                                               const T *__restrict__ f, SolveArgs a,
-                                               coop_relax_solve_state *st, long long *hi,
-                                               double *hr, const __grid_constant__ PeerLoop L) {
+__global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
+    solve_kernel(RelaxPar P, RelaxGeom G, T *u, T *un, const T *__restrict__ f, SolveArgs a,
+                 coop_relax_solve_state *st, long long *hi, double *hr, const __grid_constant__ PeerLoop L) {
   const unsigned t0 = blockIdx.x * RELAX_THREADS + threadIdx.x, ts = gridDim.x * RELAX_THREADS;
   const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
   __shared__ double s_sum;

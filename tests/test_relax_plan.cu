@@ -144,16 +144,23 @@ void play_sweeps(const RelaxGeom &G, unsigned blocks, int sweeps, unsigned seed)
   }
 }
 
+/* 16384^2 fp32 on `blocks` blocks: 4097 chunks a row (the first ghost's
+ * chunk too), 129 warp columns x 1024 strips of 16 rows (the long strips ry
+ * rows), far more tasks than warps: every task past the first wave is drawn,
+ * one failed draw a warp */
+RelaxGeom drawn_16k(unsigned blocks, int ry, unsigned seed) {
+  const RelaxGeom g = geom2(16384, 16384, COOP_FP32, blocks);
+  CU_ASSERT_EQUAL(g.ry, ry);
+  CU_ASSERT_EQUAL(g.wry, 16);
+  CU_ASSERT_EQUAL(g.wtasks, 129u * 1024u);
+  CU_ASSERT_EQUAL(queue_tickets(g, 2, blocks), 129ULL * 1024ULL);
+  play_sweeps(g, blocks, 2, seed);
+  return g;
+}
+
 void test_ring2_tasks(void) {
-  /* 16384^2 fp32 on 528 blocks: 4097 chunks a row (the first ghost's chunk
-   * too), 129 warp columns x 1024 strips of 16 rows, far more than the 4224
-   * warps: every task past the first wave is drawn, one failed draw a warp */
-  const RelaxGeom a = geom2(16384, 16384, COOP_FP32, 528);
-  CU_ASSERT_EQUAL(a.ry, 512);
-  CU_ASSERT_EQUAL(a.wry, 16);
-  CU_ASSERT_EQUAL(a.wtasks, 129u * 1024u);
-  CU_ASSERT_EQUAL(queue_tickets(a, 2, 528), 129ULL * 1024ULL);
-  play_sweeps(a, 528, 2, 1);
+  /* 528 blocks (4224 warps) */
+  const RelaxGeom a = drawn_16k(528, 512, 1);
   /* the n-step kernel deals tasks in turn: one long task a warp again */
   RelaxGeom l = a;
   ring2_long_tasks(&l);
@@ -162,12 +169,7 @@ void test_ring2_tasks(void) {
   CU_ASSERT_EQUAL(queue_tickets(l, 2, 528), 0ULL); /* 4128 tasks, 4224 warps */
   /* the same box on 396 blocks (3 a SM, the 2D kernels' occupancy): 3168
    * warps, strips of 16 still (ry 683), so the same tasks, more of them drawn */
-  const RelaxGeom a3 = geom2(16384, 16384, COOP_FP32, 396);
-  CU_ASSERT_EQUAL(a3.ry, 683);
-  CU_ASSERT_EQUAL(a3.wry, 16);
-  CU_ASSERT_EQUAL(a3.wtasks, 129u * 1024u);
-  CU_ASSERT_EQUAL(queue_tickets(a3, 2, 396), 129ULL * 1024ULL);
-  play_sweeps(a3, 396, 2, 3);
+  drawn_16k(396, 683, 3);
   /* 1024^2 fp32: 257 chunks (9 warp columns), strips of 3 rows fill the
    * threads once, fewer tasks than warps: nobody draws, no tickets */
   const RelaxGeom b = geom2(1024, 1024, COOP_FP32, 528);
