@@ -15,6 +15,8 @@
 
 #include <stdlib.h>
 
+#include <type_traits>
+
 #include "core/error.h"
 #include "kernels/stencil.cuh" /* block_sum_add */
 
@@ -394,7 +396,12 @@ __device__ __forceinline__ RingSmem<T> &ring_smem() {
   return R;
 }
 
-template <typename T, bool HAS_F, bool NORM, typename I>
+/* LEAN (the persistent kernels only): a task whose 32 chunks are all whole
+ * and owned, on owned rows only, runs a row loop without the edge masks, and
+ * fp32 Laplace unrolls it by two. The per-step kernel keeps the one loop: the
+ * second copy took its fp32 source kernel from 64 to 65 registers, a block
+ * a SM fewer, and 16384^2 from 836 to 874 us a sweep (2026-12-03 results). */
+template <typename T, bool HAS_F, bool NORM, typename I, bool LEAN = false>
 __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
                                    const T *__restrict__ f, I t0, I ts, const TaskQueue &Q) {
   typedef typename Vec16<T>::type VT;
@@ -460,29 +467,54 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
     VT fnext;
     if (HAS_F) fnext = active ? vload(f + idx) : prev;
     /* slot s holds row m + r + 1 (copy r + 2); shared memory takes a run-time
-     * slot at no cost, and a loop unrolled by kRing spilled at 64 registers */
-    for (int r = 0, s = 2 % kRing; r < rows; r++, s = s + 1 == kRing ? 0 : s + 1) {
-      const int left_rows = rows - 1 - r;
-      cp_async_wait<kRing - 1>(); /* row m + r + 1 */
-      const VT next = R.v[s][threadIdx.x];
-      const T nl = first ? R.edge[wib][s][0] : (T)0, nr = last ? R.edge[wib][s][1] : (T)0;
-      const VT fv = fnext;
-      if (HAS_F && left_rows > 0 && active) fnext = vload(f + idx + ms);
-      const T sl = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
-      const T sr = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
-      const T left = (xm & 1u) ? (first ? cl : sl) : (T)0;
-      const T right = (xm >> (V - 1)) & 1u ? (last ? cr : sr) : (T)0;
-      const unsigned rom = (m + r >= G.om0 && m + r < G.om1) ? om : 0u;
-      const VT out = chunk_relax<T, 2, HAS_F, NORM>(cur, left, right, prev, next, cur, cur, fv, rom, w0, w1,
-                                                    (T)0, diag, c, sum);
-      chunk_store(un + idx, out, xm);
-      load(s); /* slot s again (copy r + 2 + kRing), its value long in registers */
-      idx += ms;
-      prev = cur;
-      cur = next;
-      cl = nl;
-      cr = nr;
-    }
+     * slot at no cost, and a loop unrolled by kRing spilled at 64 registers.
+     * PLAIN: every lane's chunk whole and owned on every row of the task, so
+     * the edge tests, masks and element stores drop out (about 137 warp
+     * instructions a row against 179, ncu 2026-12-03). fp32 Laplace has the
+     * registers to take two rows a turn; fp64 spilled at unroll 2 and lost 8%. */
+    constexpr int kUnroll = LEAN && sizeof(T) == 4 && !HAS_F ? 2 : 1;
+    auto march = [&](auto plain_t) {
+      constexpr bool PLAIN = decltype(plain_t)::value;
+      int s = 2 % kRing;
+#pragma unroll kUnroll
+      for (int r = 0; r < rows; r++) {
+        const int left_rows = rows - 1 - r;
+        cp_async_wait<kRing - 1>(); /* row m + r + 1 */
+        const VT next = R.v[s][threadIdx.x];
+        const T nl = first ? R.edge[wib][s][0] : (T)0, nr = last ? R.edge[wib][s][1] : (T)0;
+        const VT fv = fnext;
+        if (HAS_F && left_rows > 0 && (PLAIN || active)) fnext = vload(f + idx + ms);
+        const T sl = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
+        const T sr = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
+        VT out;
+        if (PLAIN) {
+          out = chunk_relax<T, 2, HAS_F, NORM>(cur, first ? cl : sl, last ? cr : sr, prev, next, cur, cur, fv,
+                                               (1u << V) - 1u, w0, w1, (T)0, diag, c, sum);
+          vstore(un + idx, out);
+        } else {
+          const T left = (xm & 1u) ? (first ? cl : sl) : (T)0;
+          const T right = (xm >> (V - 1)) & 1u ? (last ? cr : sr) : (T)0;
+          const unsigned rom = (m + r >= G.om0 && m + r < G.om1) ? om : 0u;
+          out = chunk_relax<T, 2, HAS_F, NORM>(cur, left, right, prev, next, cur, cur, fv, rom, w0, w1, (T)0, diag,
+                                               c, sum);
+          chunk_store(un + idx, out, xm);
+        }
+        load(s); /* slot s again (copy r + 2 + kRing), its value long in registers */
+        s = s + 1 == kRing ? 0 : s + 1;
+        idx += ms;
+        prev = cur;
+        cur = next;
+        cl = nl;
+        cr = nr;
+      }
+    };
+    constexpr unsigned whole = (1u << V) - 1u;
+    const bool plain = LEAN && __all_sync(0xffffffffu, active && xm == whole && om == whole) && m >= G.om0 &&
+                       m + rows <= G.om1;
+    if (LEAN && plain)
+      march(std::integral_constant<bool, LEAN>());
+    else
+      march(std::integral_constant<bool, false>());
     /* the next task's last lane may be another: its copies into the edge
      * slots come after this task's last lane read them (racecheck, call 3) */
     __syncwarp();
@@ -648,11 +680,11 @@ __device__ double relax_range_ring3(const RelaxPar &P, const RelaxGeom &G, const
  * read it again, which the non-coherent load path would not see. I is the
  * task index type: 32-bit whenever the task count allows (64-bit division
  * per task costs more than the rows it indexes on small grids). */
-template <typename T, int DIM, bool HAS_F, bool NORM, typename I, bool FWD = false>
+template <typename T, int DIM, bool HAS_F, bool NORM, typename I, bool FWD = false, bool LEAN = false>
 __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
                               const T *__restrict__ f, I t0, I ts, const PeerFwd *fwd = nullptr,
                               int par = 0, bool *fwd_hit = nullptr, const TaskQueue &Q = TaskQueue{nullptr, 0}) {
-  if (DIM == 2 && !FWD) return relax_range_ring<T, HAS_F, NORM, I>(P, G, u, un, f, t0, ts, Q);
+  if (DIM == 2 && !FWD) return relax_range_ring<T, HAS_F, NORM, I, LEAN>(P, G, u, un, f, t0, ts, Q);
   /* blocks of RELAX_THREADS threads: t0 / RELAX_THREADS is the block's index */
   if (DIM == 3 && !FWD) return relax_range_ring3<T, HAS_F, NORM, I>(P, G, u, un, f, t0 / RELAX_THREADS, ts / RELAX_THREADS, Q);
   typedef typename Vec16<T>::type VT;

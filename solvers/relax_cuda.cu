@@ -37,7 +37,7 @@ __global__ void RELAX_BOUNDS steps_kernel(RelaxPar P, const __grid_constant__ Re
   const unsigned t0 = blockIdx.x * RELAX_THREADS + threadIdx.x, ts = gridDim.x * RELAX_THREADS;
   for (long long s = 0; s < n; s++) {
     const RelaxGeom &G = S.g[s < S.k ? s : S.k - 1];
-    relax_range<T, DIM, HAS_F, false, unsigned>(P, G, u, un, f, t0, ts);
+    relax_range<T, DIM, HAS_F, false, unsigned, false, true>(P, G, u, un, f, t0, ts);
     if (s + 1 < n) grid.sync();
     T *t = u;
     u = un;
@@ -194,8 +194,8 @@ __global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
      * check uses was last read before the previous barrier, so clear it now */
     /* the sweep's tasks from the queue (TaskQueue), sweep `steps` */
     auto queue = [&]() { return TaskQueue{&st->tasks, (unsigned long long)steps * queue_tickets(G, DIM, gridDim.x)}; };
-    const double part = relax_range<T, DIM, HAS_F, true, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1, &fwd,
-                                                                          queue());
+    const double part = relax_range<T, DIM, HAS_F, true, unsigned, PEERS, true>(P, G, u, un, f, t0, ts, &L.fwd,
+                                                                                par ^ 1, &fwd, queue());
     if (lead) st->acc[(c + 1) % 3] = 0.0;
     block_sum_add(part, &st->acc[c % 3]);
     if (!barrier(true)) return; /* the host reads the fault record */
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
     it++;
     const long long next = min(it - 1 + a.check_every, a.max_iter);
     for (; it < next; it++) {
-      relax_range<T, DIM, HAS_F, false, unsigned, PEERS>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1, &fwd, queue());
+      relax_range<T, DIM, HAS_F, false, unsigned, PEERS, true>(P, G, u, un, f, t0, ts, &L.fwd, par ^ 1, &fwd, queue());
       if (!barrier(false)) return;
       t = u;
       u = un;

@@ -140,6 +140,11 @@ RESIDENT=0 compare g2d-2blocks $fixed --set grid.nx=200 --set grid.ny=150 --set 
 RESIDENT=0 compare g2d-queue $fixed --set grid.nx=203 --set grid.ny=1201 --set run.blocks=2
 TOL=1e-5 RESIDENT=0 compare g2d-queue-fp32 --set solver.rtol=0 --set solver.max_iter=40 --set solver.check_every=1 \
   --set grid.nx=403 --set grid.ny=1301 --set run.blocks=2 --set grid.ghost=2 --set solver.precision=fp32
+# fp32 Laplace: the persistent kernels' lean row loop (whole, owned warp
+# columns, unrolled by two) beside the masked one (the column of 5 chunks, the
+# edge strips), 1301 rows in strips of 16 (an odd last strip)
+TOL=1e-5 RESIDENT=0 compare g2d-queue-lap-fp32 --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 \
+  --set grid.nx=403 --set grid.ny=1301 --set run.blocks=2 --set solver.precision=fp32 --set problem.type=laplace
 # the resident kernel's shapes (on 132 SMs; rows a thread x thread groups a
 # block): 2 x 5, 2 x 3 with a stop at an odd iteration (the measured field
 # written to the second buffer), 4 x 8 and 8 x 6 with groups of unequal rows
