@@ -37,6 +37,8 @@ struct coop_relax {
   int blocks;            /* persistent n-step grid (grid mode) */
   int solve_blocks;      /* whole-solve grid (grid mode: alone, or with peers) */
   int peers_on;          /* the whole solve spans the node's ranks (solvers/relax_peers.h) */
+  int pair;              /* the whole solve of a rank alone takes two sweeps a pass (run.fuse_sweeps, 2D) */
+  int flip;              /* the last whole solve's answer is not in its iterations' parity field */
 #if COOP_HAVE_CUDA
   coop_relax_peer_set peers; /* mapped at the first such solve */
   int peers_open;
@@ -143,7 +145,8 @@ static int setup_device(coop_relax *r) {
   const int is_auto = strcmp(sv->sync, "auto") == 0;
   char note[2 * COOP_RELAX_NOTE_LEN] = "";
   int rc = plan_grid(r, 0, &r->blocks);
-  if (!rc && r->alone) rc = plan_grid(r, 1, &r->solve_blocks);
+  r->pair = r->alone && sv->s->grid.ndim == 2 && sv->fuse_sweeps_req == 2;
+  if (!rc && r->alone) rc = plan_grid(r, r->pair ? 3 : 1, &r->solve_blocks);
   rc = agree_plan(r, rc, is_auto, note, sizeof note);
   if (rc && is_auto) { /* auto falls back to one kernel per step */
     if (sv->comm->rank == 0) fprintf(stderr, "coopsolve: note: %s; using sync = launch\n", note);
@@ -462,6 +465,7 @@ static int fetch_solve(coop_relax *r, coop_solve_ctl *ctl, const coop_relax_solv
   ctl->r0 = h.r0;
   ctl->rnorm = h.rnorm;
   ctl->reason = h.reason;
+  r->flip = h.flip;
   r->steps += h.steps;
   return 0;
 }
@@ -535,7 +539,7 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
                                           &r->res, be->stream);
     else if (r->alone)
       rc = coop_relax_solve_grid_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
-                                      r->solve_blocks, be->stream);
+                                      r->solve_blocks, r->pair, be->stream);
     else
       rc = coop_relax_solve_peers_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
                                        r->solve_blocks, be->stream, &r->peers.p);
@@ -545,6 +549,7 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
       sv->grid_blocks = r->solve_blocks;
       sv->halo_fused = 1;
     }
+    if (!rc && r->alone && !r->res.blocks) sv->fused_sweeps = r->pair ? 2 : 1;
     if (!rc && r->alone && r->res.blocks) {
       sv->grid_blocks = r->res.blocks;
       sv->field_resident = r->res.shared ? 2 : 1;
@@ -558,7 +563,7 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
   be->release(be, hi);
   be->release(be, hr);
   COOP_CHECK(rc);
-  if (ctl->iterations % 2) swap_fields(sv);
+  if ((ctl->iterations + r->flip) % 2) swap_fields(sv);
   coop_solve_add_time(sv, r->ph_sweep, MPI_Wtime() - t0);
   return 0;
 #else

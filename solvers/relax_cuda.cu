@@ -13,6 +13,7 @@
 
 #include "kernels/barrier.cuh" /* globaltimer */
 #include "kernels/cuda_check.cuh"
+#include "kernels/stencil_pair.cuh"
 #include "kernels/stencil_relax.cuh"
 #include "solvers/relax_cuda.h"
 #include "solvers/relax_solve.cuh"
@@ -220,6 +221,85 @@ __global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
   if (lead) solve_finish(st, r0, rn, it, steps, reason);
 }
 
+/* The whole solve of a 2D box of a rank alone, two sweeps a pass
+ * (relax_pair_ring, run.fuse_sweeps = 2): one grid barrier and one read and
+ * write of the field for two sweeps. A pass from u_k writes u_{k+2} to the
+ * other field and sums the residuals of u_k and u_{k+1} into their own slots
+ * (acc[2 * (pass % 3) + 0 or 1]; a pair of slots is cleared two passes after
+ * it was read, as solve_kernel's). After the barrier the checks run in order:
+ * a stop at u_k leaves it in u, a stop at u_{k+1} takes one plain sweep from
+ * u. The field holding the answer is not the iterations' parity after an odd
+ * number of passes: st->flip says so. */
+#ifndef COOP_PAIR_BLOCKS /* blocks a SM the two-sweep kernel is built for */
+#define COOP_PAIR_BLOCKS COOP_RELAX2_BLOCKS
+#endif
+template <typename T, bool HAS_F>
+__global__ void __launch_bounds__(RELAX_THREADS, COOP_PAIR_BLOCKS)
+    solve_pair_kernel(RelaxPar P, RelaxGeom G, T *u, T *un, const T *__restrict__ f, SolveArgs a,
+                      coop_relax_solve_state *st, long long *hi, double *hr) {
+  const unsigned t0 = blockIdx.x * RELAX_THREADS + threadIdx.x, ts = gridDim.x * RELAX_THREADS;
+  const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
+  T *const u_in = u;
+  __shared__ double s_sum[2];
+  long long it = 0, c = 0, passes = 0, sweeps = 0;
+  double r0 = 0.0, rn = 0.0;
+  int reason = 0;
+  const unsigned long long tickets = queue_tickets(G, 2, gridDim.x);
+  auto queue = [&]() { return TaskQueue{&st->tasks, (unsigned long long)passes * tickets}; };
+  auto is_check = [&](long long k) { return k % a.check_every == 0 || k >= a.max_iter; };
+  for (;;) {
+    const bool c0 = is_check(it), c1 = it < a.max_iter && is_check(it + 1);
+    double *acc = &st->acc[2 * (passes % 3)];
+    if (c0 || c1) {
+      double p0 = 0.0, p1 = 0.0;
+      relax_pair_ring<T, HAS_F, true>(P, G, u, un, f, t0, ts, queue(), p0, p1);
+      if (c0) block_sum_add(p0, &acc[0]);
+      if (c1) block_sum_add(p1, &acc[1]);
+    } else {
+      double p0, p1;
+      relax_pair_ring<T, HAS_F, false>(P, G, u, un, f, t0, ts, queue(), p0, p1);
+    }
+    if (lead) {
+      double *next = &st->acc[2 * ((passes + 1) % 3)];
+      next[0] = 0.0;
+      next[1] = 0.0;
+    }
+    cg::this_grid().sync();
+    passes++;
+    sweeps += 2;
+    if (c0 || c1) {
+      if (threadIdx.x < 2) s_sum[threadIdx.x] = *(volatile double *)&acc[threadIdx.x];
+      __syncthreads();
+    }
+    if (c0) {
+      reason = solve_check(s_sum[0], it, c, r0, rn, a, lead, st, hi, hr);
+      c++;
+      if (reason) break; /* u_k, in u */
+    }
+    if (c1) {
+      reason = solve_check(s_sum[1], it + 1, c, r0, rn, a, lead, st, hi, hr);
+      c++;
+      if (reason) { /* u_{k+1}: one sweep from u_k into un */
+        relax_range<T, 2, HAS_F, false, unsigned, false, true>(P, G, u, un, f, t0, ts, nullptr, 0, nullptr, queue());
+        cg::this_grid().sync();
+        passes++;
+        sweeps++;
+        it++;
+        u = un;
+        break;
+      }
+    }
+    T *t = u;
+    u = un;
+    un = t;
+    it += 2;
+  }
+  if (lead) {
+    solve_finish(st, r0, rn, it, sweeps, reason);
+    st->flip = (int)((u != u_in) ^ (it & 1));
+  }
+}
+
 template <typename T, int DIM>
 void *steps_fn(bool has_f) {
   return has_f ? (void *)steps_kernel<T, DIM, true> : (void *)steps_kernel<T, DIM, false>;
@@ -235,9 +315,13 @@ void *solve_pick(bool f32, bool d3, bool has_f) {
 }
 
 /* solve: 0 the n-step kernel, 1 the whole solve of a rank alone, 2 the
- * whole solve of ranks on one node */
+ * whole solve of ranks on one node, 3 that of a 2D box of a rank alone, two
+ * sweeps a pass */
 void *pick_kernel(const coop_stencil *s, bool has_f, int solve) {
   const bool f32 = s->grid.prec == COOP_FP32, d3 = s->grid.ndim == 3;
+  if (solve == 3)
+    return f32 ? (has_f ? (void *)solve_pair_kernel<float, true> : (void *)solve_pair_kernel<float, false>)
+               : (has_f ? (void *)solve_pair_kernel<double, true> : (void *)solve_pair_kernel<double, false>);
   if (solve == 2) return solve_pick<true>(f32, d3, has_f);
   if (solve) return solve_pick<false>(f32, d3, has_f);
   return f32 ? (d3 ? steps_fn<float, 3>(has_f) : steps_fn<float, 2>(has_f))
@@ -306,7 +390,9 @@ extern "C" int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_regi
 static int launch_solve(const coop_stencil *s, double c, void *u, void *unew, const void *f,
                         const coop_solve_ctl *ctl, coop_relax_solve_state *state,
                         long long *hist_iter, double *hist_res, long long hist_cap, int blocks,
-                        void *stream, const coop_relax_peers *peers) {
+                        void *stream, const coop_relax_peers *peers, bool pair) {
+  if (pair && (peers || s->grid.ndim != 2))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "two sweeps a pass: a 2D box of a rank alone only");
   RelaxPar P = make_relax_par(s, c);
   SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
   COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, (cudaStream_t)stream));
@@ -343,7 +429,8 @@ static int launch_solve(const coop_stencil *s, double c, void *u, void *unew, co
     L.timeout_ns = (unsigned long long)(peers->timeout_s * 1e9);
   }
   void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res, &L};
-  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, peers ? 2 : 1), dim3(blocks),
+  /* the two-sweep kernel takes all but L */
+  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, peers ? 2 : pair ? 3 : 1), dim3(blocks),
                                         dim3(RELAX_THREADS), args, 0, (cudaStream_t)stream));
   return 0;
 }
@@ -351,9 +438,10 @@ static int launch_solve(const coop_stencil *s, double c, void *u, void *unew, co
 extern "C" int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void *u, void *unew,
                                           const void *f, const coop_solve_ctl *ctl,
                                           coop_relax_solve_state *state, long long *hist_iter,
-                                          double *hist_res, long long hist_cap, int blocks,
+                                          double *hist_res, long long hist_cap, int blocks, int pair,
                                           void *stream) {
-  return launch_solve(s, c, u, unew, f, ctl, state, hist_iter, hist_res, hist_cap, blocks, stream, NULL);
+  return launch_solve(s, c, u, unew, f, ctl, state, hist_iter, hist_res, hist_cap, blocks, stream, NULL,
+                      pair != 0);
 }
 
 extern "C" int coop_relax_solve_peers_cuda(const coop_stencil *s, double c, void *u, void *unew,
@@ -361,7 +449,7 @@ extern "C" int coop_relax_solve_peers_cuda(const coop_stencil *s, double c, void
                                            coop_relax_solve_state *state, long long *hist_iter,
                                            double *hist_res, long long hist_cap, int blocks,
                                            void *stream, const coop_relax_peers *peers) {
-  return launch_solve(s, c, u, unew, f, ctl, state, hist_iter, hist_res, hist_cap, blocks, stream, peers);
+  return launch_solve(s, c, u, unew, f, ctl, state, hist_iter, hist_res, hist_cap, blocks, stream, peers, false);
 }
 
 extern "C" int coop_relax_peers_fault_cuda(const coop_relax_peers *peers, long long out[3]) {

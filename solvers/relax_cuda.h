@@ -22,6 +22,7 @@ typedef struct {
   double r0, rnorm;
   long long iterations, steps, hist_len;
   int reason;
+  int flip; /* 1: the answer is in the field other than the iterations' parity names (two sweeps a pass) */
   unsigned long long tasks; /* tickets of the task queue (3D blocks, 2D warps), never reset within a solve */
 } coop_relax_solve_state;
 
@@ -49,8 +50,8 @@ typedef struct {
 } coop_relax_peers;
 
 /* Resident blocks per SM of the persistent kernels (solve 0: n steps; 1: the
- * whole Jacobi solve of a rank alone; 2: of ranks on one node) for s, f
- * present or not. */
+ * whole Jacobi solve of a rank alone; 2: of ranks on one node; 3: of a 2D
+ * box of a rank alone, two sweeps a pass) for s, f present or not. */
 int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int solve, int *per_sm);
 
 /* Blocks of the persistent kernels for s when the user did not set
@@ -74,11 +75,12 @@ int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_region *regions
 /* The whole Jacobi solve (a rank without neighbours) in one launch: a norm
  * step at iterations 0, check_every, 2 check_every, ... and max_iter, the stop
  * test after each on the device; the newest field is in u when
- * state->iterations is even, else in unew. hist_* of hist_cap entries. */
+ * state->iterations + state->flip is even, else in unew. hist_* of hist_cap
+ * entries. pair (2D only): two sweeps a pass over the field. */
 int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void *u, void *unew,
                                const void *f, const coop_solve_ctl *ctl,
                                coop_relax_solve_state *state, long long *hist_iter,
-                               double *hist_res, long long hist_cap, int blocks, void *stream);
+                               double *hist_res, long long hist_cap, int blocks, int pair, void *stream);
 
 /* The whole solve of a rank alone on a 2D box that stays on the chip
  * (solvers/relax_resident.cu): the field in registers across sweeps, one

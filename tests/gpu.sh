@@ -84,6 +84,8 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
         [ "$n-$sync-$halo" != 2-grid-ipc ] || fused_check "$TMP/$r.log"
         [ $halo != nccl ] || grep -q "through NCCL" "$TMP/$r.log" || { cat "$TMP/$r.log"; fail "$r: faces not through NCCL"; }
         [ "$n-$sync" != 1-grid ] || resident_check "$TMP/$r.log"
+        [ -z "${PAIR:-}" ] || [ "$n-$sync" != 1-grid ] || grep -q "two sweeps a pass" "$TMP/$r.log" ||
+          { cat "$TMP/$r.log"; fail "$r: the two-sweep kernel did not run"; }
         [ "$(mode_of "$TMP/$r.h5")" = $sync ] || fail "$name: mode is not $sync"
         $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$r.h5" --rtol "${TOL:-1e-12}" ||
           fail "$name: cuda $sync at $n ranks ($halo halos) differs from host"
@@ -145,6 +147,22 @@ TOL=1e-5 RESIDENT=0 compare g2d-queue-fp32 --set solver.rtol=0 --set solver.max_
 # edge strips), 1301 rows in strips of 16 (an odd last strip)
 TOL=1e-5 RESIDENT=0 compare g2d-queue-lap-fp32 --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 \
   --set grid.nx=403 --set grid.ny=1301 --set run.blocks=2 --set solver.precision=fp32 --set problem.type=laplace
+# two sweeps a pass (run.fuse_sweeps = 2; grid mode at 1 rank, the other
+# modes sweep once): fp64 with a source, 2 blocks drawing warp tasks, a stop
+# at iteration 41 (between a pass's sweeps: one more sweep); fp32 Laplace with
+# a check every 3 sweeps (passes without a residual, checks on either sweep);
+# fp32 with ghost 4 (chunk-aligned region: the first column's outer
+# neighbour a ghost) over the full grid; fp64 converging by rtol at ghost 2
+PAIR=1 RESIDENT=0 compare g2d-pair --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 \
+  --set grid.nx=203 --set grid.ny=1201 --set run.blocks=2 --set run.fuse_sweeps=2
+TOL=1e-5 PAIR=1 RESIDENT=0 compare g2d-pair-lap-fp32 --set solver.rtol=0 --set solver.max_iter=40 \
+  --set solver.check_every=3 --set grid.nx=403 --set grid.ny=1301 --set run.blocks=2 --set solver.precision=fp32 \
+  --set problem.type=laplace --set run.fuse_sweeps=2
+TOL=1e-5 PAIR=1 RESIDENT=0 compare g2d-pair-g4-fp32 --set solver.rtol=0 --set solver.max_iter=37 \
+  --set solver.check_every=1 --set grid.nx=403 --set grid.ny=333 --set grid.ghost=4 --set solver.precision=fp32 \
+  --set run.resident=false --set run.fuse_sweeps=2
+PAIR=1 RESIDENT=0 compare g2d-pair-conv --set solver.rtol=1e-5 --set solver.max_iter=20000 --set solver.check_every=1 \
+  --set grid.nx=67 --set grid.ny=45 --set grid.ghost=2 --set run.resident=false --set run.fuse_sweeps=2
 # the resident kernel's shapes (on 132 SMs; rows a thread x thread groups a
 # block): 2 x 5, 2 x 3 with a stop at an odd iteration (the measured field
 # written to the second buffer), 4 x 8 and 8 x 6 with groups of unequal rows

@@ -63,7 +63,7 @@ static int other_kind(const coop_config *cfg, const char *key, const char *why) 
 
 int coop_batch_check_keys(const coop_config *cfg) {
   static const char *const not_batch[] = {
-      "solver.check_every", "solver.cg_single_reduction", "solver.precision", "run.halo", "run.blocks", "run.overlap", "run.fused_halo", "run.resident", "run.resident_depth", "run.restart", "output.every",
+      "solver.check_every", "solver.cg_single_reduction", "solver.precision", "run.halo", "run.blocks", "run.overlap", "run.fused_halo", "run.resident", "run.resident_depth", "run.fuse_sweeps", "run.restart", "output.every",
       "output.checkpoint_every", "output.checkpoint_minutes"};
   const char *sync = coop_config_str(cfg, "run.sync");
   if (!coop_config_has_section(cfg, "batch")) {
