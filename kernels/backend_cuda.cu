@@ -159,6 +159,9 @@ int setup(coop_backend *b, int device, Ctx *c) {
   COOP_CUDA(cudaMallocHost((void **)&b->scratch_host, COOP_SCRATCH_DOUBLES * sizeof(double)));
   COOP_CUDA(cudaDeviceGetAttribute(&b->sm_count, cudaDevAttrMultiProcessorCount, device));
   COOP_CUDA(cudaDeviceGetAttribute(&b->cooperative, cudaDevAttrCooperativeLaunch, device));
+  int l2 = 0;
+  COOP_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  b->l2_bytes = l2;
   return 0;
 }
 

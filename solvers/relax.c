@@ -130,6 +130,24 @@ static int plan_peers(coop_relax *r) {
 }
 #endif
 
+#if COOP_HAVE_CUDA
+/* run.fuse_sweeps: two sweeps a pass halve the field's traffic but compute
+ * the strip's outer rows and columns twice and hold more registers (80, with
+ * spills); they win where the sweep streams from memory and lose while much
+ * of the field stays in L2 between sweeps. H200 (60 MB of L2), residual every
+ * sweep, us a sweep for one / two, by the two fields' bytes: 2048^2 fp32 34 MB
+ * 9.5 / 14.6; 2048^2 fp64 67 MB 21.2 / 23.1; 2896^2 fp32 67 MB 20.4 / 24.6;
+ * 3072^2 fp32 75 MB 23.7 / 25.9; 4096^2 fp32 134 MB 38.4 / 36.4; fp64 268 MB
+ * 73.3 / 66.1; 16384^2 fp32 554.6 / 432.7, fp64 1101 / 902
+ * (bench/results/2026-12-03-h200-two-sweeps.md). Two from twice the L2 on:
+ * between 75 and 134 MB nothing was measured. */
+static int pair_wanted(const coop_solve *sv) {
+  if (sv->fuse_sweeps_req) return sv->fuse_sweeps_req == 2;
+  const double two_fields = 2.0 * (double)coop_grid_points(&sv->s->grid) * (double)coop_prec_size(sv->s->grid.prec);
+  return sv->be->l2_bytes > 0 && two_fields > 2.0 * (double)sv->be->l2_bytes;
+}
+#endif
+
 static int setup_device(coop_relax *r) {
   coop_solve *sv = r->sv;
   coop_backend *be = sv->be;
@@ -145,7 +163,7 @@ static int setup_device(coop_relax *r) {
   const int is_auto = strcmp(sv->sync, "auto") == 0;
   char note[2 * COOP_RELAX_NOTE_LEN] = "";
   int rc = plan_grid(r, 0, &r->blocks);
-  r->pair = r->alone && sv->s->grid.ndim == 2 && sv->fuse_sweeps_req == 2;
+  r->pair = r->alone && sv->s->grid.ndim == 2 && pair_wanted(sv);
   if (!rc && r->alone) rc = plan_grid(r, r->pair ? 3 : 1, &r->solve_blocks);
   rc = agree_plan(r, rc, is_auto, note, sizeof note);
   if (rc && is_auto) { /* auto falls back to one kernel per step */

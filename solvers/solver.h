@@ -33,7 +33,7 @@ typedef struct {
   int fused_halo;        /* run.fused_halo: grid mode over a node's GPUs in one kernel each */
   int resident;          /* run.resident: a small 2D box held on the chip across sweeps */
   int resident_depth_req; /* run.resident_depth: most sweeps between grid barriers (0: auto) */
-  int fuse_sweeps_req;   /* run.fuse_sweeps: sweeps a pass of the streamed 2D whole solve (1 or 2) */
+  int fuse_sweeps_req;   /* run.fuse_sweeps: sweeps a pass of the streamed 2D whole solve (1, 2; 0: auto) */
   const char *pc;        /* solver.pc: none or jacobi */
   int cg_single_reduction; /* solver.cg_single_reduction: cg in Chronopoulos-Gear form */
   int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none */

@@ -28,6 +28,7 @@ struct coop_backend {
   /* what the device can do (0 on the host) */
   int sm_count;      /* streaming multiprocessors */
   int cooperative;   /* 1: cooperative launches (grid-wide barriers) work */
+  long long l2_bytes; /* L2 cache */
   /* Scratch for reductions, owned by the backend: COOP_SCRATCH_DOUBLES doubles in
    * backend memory and as many in (pinned) host memory. */
   double *scratch, *scratch_host;

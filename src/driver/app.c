@@ -440,7 +440,10 @@ static int setup_form(app_state *a, const coop_comm *c) {
     const char *d = coop_config_str(a->cfg, "run.resident_depth");
     sv->resident_depth_req = strcmp(d, "auto") ? atoi(d) : 0;
   }
-  sv->fuse_sweeps_req = atoi(coop_config_str(a->cfg, "run.fuse_sweeps"));
+  {
+    const char *fs = coop_config_str(a->cfg, "run.fuse_sweeps");
+    sv->fuse_sweeps_req = strcmp(fs, "auto") ? atoi(fs) : 0;
+  }
   sv->pc = coop_config_str(a->cfg, "solver.pc");
   sv->cg_single_reduction = coop_config_bool(a->cfg, "solver.cg_single_reduction");
   sv->true_rnorm = -1.0;
