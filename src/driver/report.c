@@ -308,6 +308,8 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
     printf("  per iteration: %.3f us\n", 1e6 * sv->t_solve / (double)sv->ctl.iterations);
   if (sv->field_resident == 1 && sv->resident_depth > 1)
     printf("  barriers per iteration: 1/%d\n", sv->resident_depth);
+  else if (sv->fused_sweeps == 2)
+    printf("  barriers per iteration: 1/2\n");
   else
     printf("  barriers per iteration: %d\n", sv->barriers);
   if (sv->grid_blocks) printf("  persistent blocks: %d\n", sv->grid_blocks);
