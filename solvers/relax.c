@@ -194,6 +194,9 @@ static int setup_device(coop_relax *r) {
     COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->ctl.check_every, sv->resident_depth_req,
                                              sv->be->sm_count,
                                              &r->res));
+  if (sv->fuse_sweeps_req == 2 && (!r->pair || r->res.blocks) && sv->comm->rank == 0)
+    fprintf(stderr, "coopsolve: note: run.fuse_sweeps = 2 applies to a 2D box of a rank alone streamed from "
+                    "memory (not held on the chip); sweeping once a pass\n");
   return 0;
 #else
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
