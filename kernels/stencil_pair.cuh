@@ -44,31 +44,17 @@ __device__ void relax_pair_ring(const RelaxPar &P, const RelaxGeom &G, const T *
   const T w0 = (T)P.w0, w1 = (T)P.w1, diag = (T)P.diag, c = (T)P.c;
   const long long ms = G.sy;
   const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
-  const unsigned nxs = (unsigned)((G.nch + 31) / 32), wtasks = G.wtasks;
   const unsigned my_slot = smem_u32(&R.v[0][threadIdx.x]), my_edge = smem_u32(&E[wib][0][0]);
   constexpr unsigned slot_bytes = RELAX_THREADS * 16, edge_bytes = 4 * sizeof(T);
-  const unsigned nw = ts >> 5;
-  const bool drawn = Q.ctr && ring2_drawn(wtasks, nw);
-  const bool rev = sweep_reversed(G, u, un);
-  const unsigned nst = nxs ? wtasks / nxs : 0;
-  auto draw = [&]() -> unsigned {
-    unsigned long long t = 0;
-    if (lane == 0) t = atomicAdd(Q.ctr, 1ULL) - Q.base;
-    t = __shfl_sync(kFull, t, 0);
-    return ring2_task(wtasks, nw, t);
-  };
+  const RingWalk<unsigned> W(G, u, un, ts, Q);
   /* rows a pass may read: the region and the ghost row on each side */
   const int rlo = G.m0 - 1, rhi = G.m0 + G.mn;
   auto rin = [&](int i) { return i >= G.m0 && i < G.m0 + G.mn; };
-  for (unsigned wt = t0 >> 5; wt < wtasks; wt = drawn ? draw() : wt + nw) {
-    const unsigned strip = ring2_strip(wt, nxs, nst, rev), xsi = wt % nxs;
-    const int ch0 = (int)xsi * 32, width = min(32, G.nch - ch0);
-    const bool active = lane < width, first = lane == 0, last = lane == width - 1;
-    const int xs = (G.a0 + ch0 + lane) * V;
-    const int m = G.m0 + (int)strip * G.wry;
-    const int rows = min(G.wry, G.mn - (int)strip * G.wry);
-    unsigned xm, om;
-    chunk_masks<V>(G, xs, active, &xm, &om);
+  for (unsigned wt = t0 >> 5; wt < W.wtasks; wt = W.next(wt, Q, lane)) {
+    const RingTask k = ring_task<V>(G, W, wt, lane);
+    const bool active = k.active, first = k.first, last = k.last;
+    const int xs = k.xs, m = k.m, rows = k.rows;
+    const unsigned xm = k.xm, om = k.om;
     /* need_*: the chunk's end element is updated, so its outer neighbour is
      * read; in_*: that neighbour is updated too, so its first-sweep value is
      * computed here, from the column beyond it (never read otherwise: the

@@ -381,6 +381,49 @@ __device__ __forceinline__ bool sweep_reversed(const RelaxGeom &G, const void *u
   return G.snake && (size_t)u > (size_t)un;
 }
 
+/* 2D warp tasks of a sweep, shared by the one- and two-sweep marches: a
+ * warp's first task is its index among all (t0 >> 5, ts >> 5 warps), the
+ * rest come from the queue past the first wave (lane 0 draws, every lane
+ * takes it: all 32 lanes run the same tasks) or in turn. */
+template <typename I>
+struct RingWalk {
+  I nxs, wtasks, nw, nst;
+  bool drawn, rev;
+  __device__ __forceinline__ RingWalk(const RelaxGeom &G, const void *u, const void *un, I ts, const TaskQueue &Q)
+      : nxs((I)((G.nch + 31) / 32)), wtasks((I)G.wtasks), nw(ts >> 5),
+        nst(nxs ? wtasks / nxs : 0), /* strips (2D: qn == 1); an empty region has no chunks */
+        drawn(Q.ctr && ring2_drawn(wtasks, nw)), rev(sweep_reversed(G, u, un)) {}
+  __device__ __forceinline__ I next(I wt, const TaskQueue &Q, int lane) const {
+    if (!drawn) return wt + nw;
+    unsigned long long t = 0;
+    if (lane == 0) t = atomicAdd(Q.ctr, 1ULL) - Q.base;
+    t = __shfl_sync(0xffffffffu, t, 0);
+    return (I)ring2_task(wtasks, nw, t);
+  }
+};
+/* A warp task decoded for a lane: its strip's first row and row count, the
+ * lane's chunk (xs, first element), whether the lane has one (active) and is
+ * the warp's first or last, and the chunk's update/own masks. */
+struct RingTask {
+  int xs, m, rows;
+  bool active, first, last;
+  unsigned xm, om;
+};
+template <int V, typename I>
+__device__ __forceinline__ RingTask ring_task(const RelaxGeom &G, const RingWalk<I> &W, I wt, int lane) {
+  RingTask k;
+  const I strip = ring2_strip(wt, W.nxs, W.nst, W.rev), xsi = wt % W.nxs;
+  const int ch0 = (int)xsi * 32, width = min(32, G.nch - ch0);
+  k.active = lane < width;
+  k.first = lane == 0;
+  k.last = lane == width - 1;
+  k.xs = (G.a0 + ch0 + lane) * V;
+  k.m = G.m0 + (int)strip * G.wry;
+  k.rows = min(G.wry, G.mn - (int)strip * G.wry);
+  chunk_masks<V>(G, k.xs, k.active, &k.xm, &k.om);
+  return k;
+}
+
 /* The ring of a block: RELAX_THREADS threads, kRing slots each, and the
  * strips' outer neighbours [warp][slot][left, right]. One per element type:
  * a kernel that calls the march with and without the residual (the whole
@@ -410,33 +453,15 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
   const T w0 = (T)P.w0, w1 = (T)P.w1, diag = (T)P.diag, c = (T)P.c;
   const long long ms = G.sy;
   const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
-  const I nxs = (I)((G.nch + 31) / 32), wtasks = (I)G.wtasks;
   const unsigned my_slot = smem_u32(&R.v[0][threadIdx.x]), my_edge = smem_u32(&R.edge[wib][0][0]);
   constexpr unsigned slot_bytes = RELAX_THREADS * 16, edge_bytes = 2 * sizeof(T);
-  /* the warp's next task from the queue past the first wave of nw: lane 0
-   * draws, every lane takes it (all 32 lanes are here together: every lane
-   * runs the same tasks) */
-  const I nw = ts >> 5;
-  const bool drawn = Q.ctr && ring2_drawn(wtasks, nw);
-  const bool rev = sweep_reversed(G, u, un);
-  const I nst = nxs ? wtasks / nxs : 0; /* strips (2D: qn == 1); an empty region has no chunks */
-  auto draw = [&]() -> I {
-    unsigned long long t = 0;
-    if (lane == 0) t = atomicAdd(Q.ctr, 1ULL) - Q.base;
-    t = __shfl_sync(0xffffffffu, t, 0);
-    return (I)ring2_task(wtasks, nw, t);
-  };
+  const RingWalk<I> W(G, u, un, ts, Q);
   double sum = 0.0;
-  /* warp tasks: the warp's index among all, then from the queue or in turn */
-  for (I wt = t0 >> 5; wt < wtasks; wt = drawn ? draw() : wt + nw) {
-    const I strip = ring2_strip(wt, nxs, nst, rev), xsi = wt % nxs;
-    const int ch0 = (int)xsi * 32, width = min(32, G.nch - ch0);
-    const bool active = lane < width, first = lane == 0, last = lane == width - 1;
-    const int xs = (G.a0 + ch0 + lane) * V;
-    const int m = G.m0 + (int)strip * G.wry;
-    const int rows = min(G.wry, G.mn - (int)strip * G.wry);
-    unsigned xm, om;
-    chunk_masks<V>(G, xs, active, &xm, &om);
+  for (I wt = t0 >> 5; wt < W.wtasks; wt = W.next(wt, Q, lane)) {
+    const RingTask k = ring_task<V>(G, W, wt, lane);
+    const bool active = k.active, first = k.first, last = k.last;
+    const int xs = k.xs, m = k.m, rows = k.rows;
+    const unsigned xm = k.xm, om = k.om;
     const bool need_l = first && (xm & 1u), need_r = last && ((xm >> (V - 1)) & 1u);
     const T *ld = u + xs + ms * (m - 1); /* the next row to copy */
     long long idx = xs + ms * m;         /* the row computed next */
