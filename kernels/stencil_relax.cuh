@@ -93,15 +93,19 @@ __device__ __forceinline__ void vstore_mask(T *p, const typename Vec16<T>::type 
 
 /* The residual f - A u at one point, A u in the host reference's order
  * (kernels/stencil_host_impl.h); one definition for every kernel, so all
- * modes give the same bits. */
-template <typename T>
+ * modes give the same bits. Without a source (HAS_F false) it is -A u, not
+ * 0 - A u: the same value but for the sign of a zero (the update ce + c res
+ * is then the same for every ce but -0), one add a point fewer. */
+template <typename T, bool HAS_F>
 __device__ __forceinline__ T relax_res2(T ce, T l, T r, T ym, T yp, T f, T w0, T w1, T diag) {
-  return f - (diag * ce - w0 * (l + r) - w1 * (ym + yp));
+  const T au = diag * ce - w0 * (l + r) - w1 * (ym + yp);
+  return HAS_F ? f - au : -au;
 }
-template <typename T>
+template <typename T, bool HAS_F>
 __device__ __forceinline__ T relax_res3(T ce, T l, T r, T ym, T yp, T zm, T zp, T f, T w0, T w1,
                                         T w2, T diag) {
-  return f - (diag * ce - w0 * (l + r) - w1 * (ym + yp) - w2 * (zm + zp));
+  const T au = diag * ce - w0 * (l + r) - w1 * (ym + yp) - w2 * (zm + zp);
+  return HAS_F ? f - au : -au;
 }
 
 /* The squared residuals of a chunk (r: 0 where masked out) into a thread's
@@ -165,10 +169,10 @@ __device__ __forceinline__ typename Vec16<T>::type chunk_relax(
     const T rr = e == V - 1 ? right : vget(cur, e + 1);
     T res;
     if (DIM == 3)
-      res = relax_res3(ce, l, rr, vget(ym, e), vget(yp, e), vget(prev, e), vget(next, e),
+      res = relax_res3<T, HAS_F>(ce, l, rr, vget(ym, e), vget(yp, e), vget(prev, e), vget(next, e),
                        HAS_F ? vget(fv, e) : (T)0, w0, w1, w2, diag);
     else
-      res = relax_res2(ce, l, rr, vget(prev, e), vget(next, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
+      res = relax_res2<T, HAS_F>(ce, l, rr, vget(prev, e), vget(next, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
     vset(out, e, ce + c * res);
     sq[e] = (rom >> e) & 1u ? res : (T)0;
   }

@@ -47,7 +47,7 @@ __device__ __forceinline__ typename Vec16<T>::type band_chunk(
     const T ce = vget(cur, e);
     const T l = e == 0 ? left : vget(cur, e - 1);
     const T rr = e == V - 1 ? right : vget(cur, e + 1);
-    const T res = relax_res2(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
+    const T res = relax_res2<T, HAS_F>(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
     if (UPDATE && ((om >> e) & 1u)) vset(out, e, ce + c * res);
     sq[e] = (om >> e) & 1u ? res : (T)0;
   }
