@@ -135,16 +135,17 @@ static int plan_peers(coop_relax *r) {
  * the strip's outer rows and columns twice and hold more registers (80, with
  * spills); they win where the sweep streams from memory and lose while much
  * of the field stays in L2 between sweeps. H200 (60 MB of L2), residual every
- * sweep, us a sweep for one / two, by the two fields' bytes: 2048^2 fp32 34 MB
- * 9.5 / 14.6; 2048^2 fp64 67 MB 21.2 / 23.1; 2896^2 fp32 67 MB 20.4 / 24.6;
- * 3072^2 fp32 75 MB 23.7 / 25.9; 4096^2 fp32 134 MB 38.4 / 36.4; fp64 268 MB
- * 73.3 / 66.1; 16384^2 fp32 554.6 / 432.7, fp64 1101 / 902
- * (bench/results/2026-12-03-h200-two-sweeps.md). Two from twice the L2 on:
- * between 75 and 134 MB nothing was measured. */
+ * sweep, us a sweep for one / two, by the two fields' bytes, with the PLAIN
+ * task path (bench/results/2026-12-03-h200-pair-plain.md): 2048^2 fp32 34 MB
+ * 9.16 / 11.28; 2304^2 fp32 42 MB 10.56 / 14.18; 2560^2 fp32 52 MB 15.77 /
+ * 17.78; 2896^2 fp32 67 MB 20.37 / 19.81; 2048^2 fp64 67 MB 21.26 / 17.91;
+ * 3072^2 fp32 75 MB 23.43 / 20.64; 16384^2 fp64 with a source 1635 / 1158;
+ * 16384^2 fp32 299.7 (launch 569). Two where the
+ * two fields exceed the L2. */
 static int pair_wanted(const coop_solve *sv) {
   if (sv->fuse_sweeps_req) return sv->fuse_sweeps_req == 2;
   const double two_fields = 2.0 * (double)coop_grid_points(&sv->s->grid) * (double)coop_prec_size(sv->s->grid.prec);
-  return sv->be->l2_bytes > 0 && two_fields > 2.0 * (double)sv->be->l2_bytes;
+  return sv->be->l2_bytes > 0 && two_fields > (double)sv->be->l2_bytes;
 }
 #endif
 
