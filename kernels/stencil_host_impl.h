@@ -43,7 +43,7 @@ static void CAT(relax_, SFX)(const coop_stencil *s, const coop_region *r, REAL c
         const int64_t p = row + i;
         REAL au = diag * u[p] - w0 * (u[p - 1] + u[p + 1]) - w1 * (u[p - sy] + u[p + sy]);
         if (s->grid.ndim == 3) au -= w2 * (u[p - sz] + u[p + sz]);
-        const REAL res = (f ? f[p] : (REAL)0) - au;
+        const REAL res = f ? f[p] - au : -au; /* as the kernels' relax_res2/3 */
         un[p] = u[p] + c * res;
         if (norm && owned_row && i >= 0 && i < n[0]) sum += (double)res * (double)res;
       }

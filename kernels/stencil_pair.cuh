@@ -74,7 +74,7 @@ __device__ void relax_pair_ring(const RelaxPar &P, const RelaxGeom &G, const T *
       const bool in_l = PLAIN ? first : need_l && xl >= G.x0, in_r = PLAIN ? last : need_r && xr < G.x1;
       auto rin = [&](int i) { return PLAIN || (i >= G.m0 && i < G.m0 + G.mn); };
       int ld_row = m - 2, to_load = rows + 4; /* rows m - 2 .. m + rows + 1 */
-      const T *ld = u + xs + ms * ld_row;     /* PLAIN: the next row, none clamped */
+      const T *ld = PLAIN ? u + xs + ms * ld_row : nullptr; /* PLAIN: the next row, none clamped */
       auto load = [&](int s) {
         if (to_load > 0) {
           /* rows beyond the ghost rows are never used: a row inside is copied instead */
@@ -98,7 +98,7 @@ __device__ void relax_pair_ring(const RelaxPar &P, const RelaxGeom &G, const T *
         cp_async_commit();
       };
 #pragma unroll
-      for (int k = 0; k < kRing; k++) load(k);
+      for (int q = 0; q < kRing; q++) load(q);
       cp_async_wait<kRing - 2>(); /* rows m - 2 and m - 1 */
       VT up = R.v[0][threadIdx.x], uc = R.v[1][threadIdx.x];
       if constexpr (PLAIN) {
@@ -131,16 +131,21 @@ __device__ void relax_pair_ring(const RelaxPar &P, const RelaxGeom &G, const T *
           cp_async_wait<kRing - 1>(); /* row m + j */
           const VT un1 = R.v[s][threadIdx.x];
           const T en = pn[s * es], e2n = pf[s * es];
-          VT fn = fc;
+          VT fn;
           T fen = (T)0;
-          if (HAS_F && j + 1 < rows + 2) {
-            fn = vload(f + idx + ms);
-            if (edge) fen = f[idx + ms + fo];
+          if (HAS_F) {
+            fn = fc;
+            if (j + 1 < rows + 2) {
+              fn = vload(f + idx + ms);
+              if (edge) fen = f[idx + ms + fo];
+            }
           }
           const T sl = __shfl_up_sync(kFull, vget(uc, V - 1), 1);
           const T sr = __shfl_down_sync(kFull, vget(uc, 0), 1);
           /* the first sweep's own rows are m .. m + rows - 1 (j 1 .. rows):
-           * a row's squares go to q (from -0: -0 + x is x), then to s0 */
+           * a row's squares go to q (from -0), then to s0: the fp32 sum of
+           * the four is added once, as elsewhere; fp64 adds them to q first
+           * (a norm's last bits, which the blocks' atomic sums vary anyway) */
           double q = -0.0;
           const VT vc = chunk_relax<T, 2, HAS_F, NORM>(uc, first ? ec : sl, last ? ec : sr, up, un1, uc, uc,
                                                        HAS_F ? fc : uc, whole, w0, w1, (T)0, diag, c, q);

@@ -94,8 +94,8 @@ __device__ __forceinline__ void vstore_mask(T *p, const typename Vec16<T>::type 
 /* The residual f - A u at one point, A u in the host reference's order
  * (kernels/stencil_host_impl.h); one definition for every kernel, so all
  * modes give the same bits. Without a source (HAS_F false) it is -A u, not
- * 0 - A u: the same value but for the sign of a zero (the update ce + c res
- * is then the same for every ce but -0), one add a point fewer. */
+ * 0 - A u (one add a point fewer; the host reference does the same): the
+ * same value but for the sign of a zero. */
 template <typename T, bool HAS_F>
 __device__ __forceinline__ T relax_res2(T ce, T l, T r, T ym, T yp, T f, T w0, T w1, T diag) {
   const T au = diag * ce - w0 * (l + r) - w1 * (ym + yp);
@@ -485,7 +485,7 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
       cp_async_commit();
     };
 #pragma unroll
-    for (int k = 0; k < kRing; k++) load(k);
+    for (int q = 0; q < kRing; q++) load(q);
     cp_async_wait<kRing - 2>(); /* rows m - 1 and m */
     VT prev = R.v[0][threadIdx.x], cur = R.v[1][threadIdx.x];
     /* an edge slot only by the lane that copied it (another lane's copy may

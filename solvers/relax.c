@@ -139,9 +139,9 @@ static int plan_peers(coop_relax *r) {
  * task path (bench/results/2026-12-03-h200-pair-plain.md): 2048^2 fp32 34 MB
  * 9.16 / 11.28; 2304^2 fp32 42 MB 10.56 / 14.18; 2560^2 fp32 52 MB 15.77 /
  * 17.78; 2896^2 fp32 67 MB 20.37 / 19.81; 2048^2 fp64 67 MB 21.26 / 17.91;
- * 3072^2 fp32 75 MB 23.43 / 20.64; 16384^2 fp64 with a source 1635 / 1158;
- * 16384^2 fp32 299.7 (launch 569). Two where the
- * two fields exceed the L2. */
+ * 3072^2 fp32 75 MB 23.43 / 20.64; 16384^2 fp64 with a source 1635 / 1158.
+ * Two where the two fields (f not counted) exceed the L2; 60-67 MB is not
+ * measured. */
 static int pair_wanted(const coop_solve *sv) {
   if (sv->fuse_sweeps_req) return sv->fuse_sweeps_req == 2;
   const double two_fields = 2.0 * (double)coop_grid_points(&sv->s->grid) * (double)coop_prec_size(sv->s->grid.prec);
