@@ -31,6 +31,14 @@ __device__ __forceinline__ void cp_async_two(unsigned dst, const T *src) {
     cp_async16(dst, src);
 }
 
+/* N bytes (8 or 16) where pred holds: one predicated copy, no branch */
+template <int N>
+__device__ __forceinline__ void cp_async_if(unsigned dst, const void *src, bool pred) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p cp.async.ca.shared.global [%0], [%1], %3;\n}\n" ::"r"(dst),
+               "l"(__cvta_generic_to_global(src)), "r"((int)pred), "n"(N)
+               : "memory");
+}
+
 /* The pass over tasks t0, t0 + ts, ... (warp tasks of relax_range_ring, the
  * same queue): reads u (u_k), writes un (u_{k+2}) on the region's points;
  * NORM: s0 and s1 get this thread's squared residuals of u_k and u_{k+1}
@@ -279,6 +287,320 @@ __device__ void relax_pair_ring(const RelaxPar &P, const RelaxGeom &G, const T *
     __syncwarp();
   }
   cp_async_wait<0>();
+}
+
+/* ---- 3D: two sweeps a pass in the tile march (relax_range_ring3) ----
+ * A block task writes u_{k+2} on kPairTileY rows of a tile over a strip of
+ * planes. The first sweep runs on the tile's kTileY rows (those rows and the
+ * one beside them on each side), one warp a row, from the ring of u_k planes
+ * (kTileY + 2 rows, as relax_range_ring3's) and keeps u_{k+1} of each plane
+ * in shared memory (two planes, by parity); the second sweep runs one plane
+ * behind on the inner rows. One block barrier a plane, as in the one-sweep
+ * march: after it, plane z + 1 of u_k and plane z - 1 of u_{k+1} are
+ * visible, and the u_{k+1} slot of plane z - 2 is read by no one. The
+ * tile's outer columns (x neighbours of its first and last chunk) get their
+ * first-sweep values from the lanes at the tile's ends, from two values
+ * beside each ring row; their owners compute the same values with the same
+ * operands, so every point gets the bits of two plain sweeps. */
+template <typename T>
+struct Pair3Ring {
+  typename Vec16<T>::type v[kRing3][kTileY + 2][kTileX]; /* u_k: ring row j at y1 - 1 + j */
+  typename Vec16<T>::type w[2][kTileY][kTileX];          /* u_{k+1}: row i at y1 + i, planes by parity */
+  T e[kRing3][kTileY + 2][4];                            /* u_k beside ring row j: xl - 1, xl, xr, xr + 1 */
+  T we[2][kTileY];                                       /* u_{k+1} at xr, row i (a tile's absorbed column) */
+};
+/* The pass and the one-sweep stop share one allocation (static shared
+ * memory is at most 48 KB a block). */
+template <typename T>
+union Pair3Smem {
+  Ring3Smem<T> one;
+  Pair3Ring<T> two;
+};
+template <typename T>
+__device__ __forceinline__ Pair3Smem<T> &pair3_smem() {
+  __shared__ Pair3Smem<T> R;
+  return R;
+}
+
+/* The pass over block tasks b0, b0 + bs, ... (or the queue's), every thread
+ * of the block together: reads u (u_k), writes un (u_{k+2}) on the region's
+ * points; NORM: s0 and s1 get this thread's squared residuals of u_k and
+ * u_{k+1} over the owned points of its tasks' own rows and planes. */
+template <typename T, bool HAS_F, bool NORM>
+__device__ void relax_pair_ring3(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
+                                 const T *__restrict__ f, unsigned b0, unsigned bs, const TaskQueue &Q,
+                                 double &s0, double &s1) {
+  static_assert(kPieces3 == 1, "the 3D two-sweep march takes one warp a tile row (COOP_TILE3_PIECES 1)");
+  typedef typename Vec16<T>::type VT;
+  constexpr int V = Vec16<T>::n;
+  constexpr unsigned kFull = 0xffffffffu;
+  Pair3Ring<T> &R = pair3_smem<T>().two;
+  const T w0 = (T)P.w0, w1 = (T)P.w1, w2 = (T)P.w2, diag = (T)P.diag, c = (T)P.c;
+  const long long sy = G.sy, sz = G.sz;
+  /* warp jr: the first sweep's row jr (ring row jr + 1), the second's too
+   * where it is an inner row; lane: chunk `lane` of the tile row */
+  const int lane = threadIdx.x & 31, jr = threadIdx.x >> 5;
+  const unsigned tx = (unsigned)G.ptx, ty = (unsigned)G.pty, btasks = G.pbtasks;
+  __shared__ unsigned s_task;
+  auto draw = [&]() -> unsigned { /* as relax_range_ring3's */
+    if (threadIdx.x == 0) {
+      const unsigned long long t = atomicAdd(Q.ctr, 1ULL) - Q.base;
+      s_task = t < (unsigned long long)btasks ? (unsigned)t : btasks;
+    }
+    __syncthreads();
+    return s_task;
+  };
+  /* rows and planes a pass may read: the region and the ghost layer beside it */
+  const int ylo = G.q0 - 1, yhi = G.q0 + G.qn, zlo = G.m0 - 1, zhi = G.m0 + G.mn;
+  for (unsigned bt = Q.ctr ? draw() : b0; bt < btasks; bt = Q.ctr ? draw() : bt + bs) {
+    const unsigned rest = bt / tx, xt = bt - rest * tx;
+    const unsigned strip = rest / ty, yt = rest - strip * ty;
+    const int ch0 = (int)xt * kTileX, wt = min(kTileX, G.nch - G.pabsorb - ch0);
+    /* the tile that sweeps the region's last column as lane 31's outer one */
+    const bool absorb = G.pabsorb && xt == tx - 1;
+    const bool active = lane < wt, tfirst = lane == 0, tlast = lane == wt - 1;
+    const int xs = (G.a0 + ch0 + lane) * V;
+    const int y0 = G.q0 + (int)yt * kPairTileY, ny = min(kPairTileY, G.qn - (int)yt * kPairTileY);
+    const int y1 = y0 - 1; /* the first sweep's row 0 */
+    const int m = G.m0 + (int)strip * G.prz, rows = min(G.prz, G.mn - (int)strip * G.prz);
+    unsigned xm_, om_;
+    chunk_masks<V>(G, xs, active, &xm_, &om_);
+    /* PLAIN: 32 whole, owned chunks (every tile of a box whose region starts
+     * and ends on chunk boundaries, but a narrower last one): no masks, and
+     * lanes 0 and 31 carry the outer columns without branches */
+    const bool plain = __all_sync(kFull, active && xm_ == (1u << V) - 1u && om_ == (1u << V) - 1u);
+    /* ring rows ny + 4 (rows y0 - 2 .. y0 + ny + 1): this warp copies rows jr
+     * and jr + kTileY; rows beyond the ghost layer (never used) copy a row inside */
+    const int nring = ny + 4;
+    const bool cp0 = active && jr < nring, cp1 = active && jr + kTileY < nring;
+    const long long off0 = xs + sy * min(max(y1 - 1 + jr, ylo), yhi);
+    const long long off1 = xs + sy * min(max(y1 - 1 + jr + kTileY, ylo), yhi);
+    const int yc = y1 + jr;                          /* this warp's row */
+    const bool comp = jr <= ny + 1;                  /* its first sweep is read */
+    const bool inner = jr >= 1 && jr <= ny;          /* its second sweep is written */
+    const bool yin = yc >= G.q0 && yc < G.q0 + G.qn; /* updated */
+    const bool yown = inner && yc >= G.oq0 && yc < G.oq1;
+    const long long fo = xs + sy * yc; /* (xs, yc) of a plane */
+    auto task = [&](auto plain_t) {
+      constexpr bool PLAIN = decltype(plain_t)::value;
+      constexpr unsigned whole = (1u << V) - 1u;
+      const unsigned xm = PLAIN ? whole : xm_, om = PLAIN ? whole : om_;
+      /* need_*: the chunk's end element is updated, so its outer neighbour is
+       * read; in_*: that neighbour is updated too (its first-sweep value is
+       * computed here from the column beyond it) */
+      const bool need_l = tfirst && (xm & 1u), need_r = tlast && ((xm >> (V - 1)) & 1u);
+      const bool in_l = need_l && xs - 1 >= G.x0, in_r = need_r && xs + V < G.x1;
+      /* PLAIN: the outer column of lane 0 (left) or 31 (right): its value in
+       * e (ek), the one beyond it (ef); ein: the column is updated (else a
+       * ghost: only its value is copied, and it keeps it) */
+      const bool edge = lane == 0 || lane == 31, ein = in_l || in_r;
+      const int ek = lane == 0 ? 1 : 2, ef = lane == 0 ? 0 : 3;
+      const unsigned e_dst = smem_u32(&R.e[0][0][lane == 0 ? 0 : 2]), e_dst1 = smem_u32(&R.e[0][0][ek]);
+      const int e_src = lane == 0 ? -2 : V, e_src1 = lane == 0 ? -1 : V;
+      constexpr unsigned v_slot = sizeof(R.v[0]), e_slot = sizeof(R.e[0]), v_row = sizeof(R.v[0][0]),
+                         e_row = sizeof(R.e[0][0]);
+      int lz = m - 2, to_load = rows + 4; /* planes m - 2 .. m + rows + 1 */
+      auto load = [&](int s) {
+        if (to_load > 0) {
+          const long long zo = sz * min(max(lz, zlo), zhi);
+          auto row = [&](int j, long long off) {
+            const T *p = u + off + zo;
+            cp_async16(smem_u32(&R.v[0][0][lane]) + s * v_slot + j * v_row, p);
+            if constexpr (PLAIN) {
+              cp_async_if<2 * sizeof(T)>(e_dst + s * e_slot + j * e_row, p + e_src, edge && ein);
+              cp_async_if<sizeof(T)>(e_dst1 + s * e_slot + j * e_row, p + e_src1, edge && !ein);
+            } else {
+              if (in_l)
+                cp_async_two<T>(smem_u32(&R.e[s][j][0]), p - 2);
+              else if (need_l)
+                cp_async_small<sizeof(T)>(smem_u32(&R.e[s][j][1]), p - 1);
+              if (in_r)
+                cp_async_two<T>(smem_u32(&R.e[s][j][2]), p + V);
+              else if (need_r)
+                cp_async_small<sizeof(T)>(smem_u32(&R.e[s][j][2]), p + V);
+            }
+          };
+          if (cp0) row(jr, off0);
+          if (cp1) row(jr + kTileY, off1);
+          lz++;
+          to_load--;
+        }
+        cp_async_commit();
+      };
+      /* f at this warp's row, plane z, where the first sweep updates it
+       * (PLAIN: fl, the outer column's, by lanes 0 and 31; the others read
+       * their own) */
+      const long long fe = lane == 0 ? -1 : lane == 31 ? V : 0;
+      auto fload = [&](int z, VT &fv, T &fl, T &fr) {
+        if (HAS_F && comp && yin && z >= G.m0 && z < G.m0 + G.mn) {
+          const T *p = f + fo + sz * z;
+          if (PLAIN) {
+            fv = vload(p);
+            fl = p[fe];
+          } else {
+            if (active) fv = vload(p);
+            if (in_l) fl = p[-1];
+            if (in_r) fr = p[V];
+          }
+        }
+      };
+#pragma unroll
+      for (int q = 0; q < kRing3; q++) load(q);
+      cp_async_wait<kRing3 - 2>(); /* planes m - 2 and m - 1 */
+      __syncthreads();
+      VT prev = R.v[0][jr + 1][lane], cur = R.v[1][jr + 1][lane];
+      /* u_k at xl and xr, planes z - 1 and z; only by the lanes that copied
+       * them (PLAIN: every lane reads e, all of it landed before the barrier) */
+      T lp = (T)0, lc = (T)0, rp = (T)0, rc = (T)0;
+      if (PLAIN) {
+        lp = R.e[0][jr + 1][ek];
+        lc = R.e[1][jr + 1][ek];
+      } else {
+        if (comp && need_l) lp = R.e[0][jr + 1][1], lc = R.e[1][jr + 1][1];
+        if (comp && need_r) rp = R.e[0][jr + 1][2], rc = R.e[1][jr + 1][2];
+      }
+      VT fc = cur, fw = cur;
+      T flc = (T)0, frc = (T)0;
+      fload(m - 1, fc, flc, frc);
+      VT vp = cur, vpp = cur; /* u_{k+1} at planes z - 1, z - 2 */
+      T vlp = (T)0, vrp = (T)0;
+      /* the absorbed column (lane 31 of the last tile): u_{k+1} two planes
+       * back, u_k beyond it and f at plane z - 1 */
+      const bool ab = PLAIN && absorb && lane == 31;
+      const bool ab_own = ab && xs + V >= G.ox0 && xs + V < G.ox1;
+      T vlpp = (T)0, efw = (T)0, flw = (T)0;
+      long long idx = fo + sz * (m - 1); /* (xs, yc, z) */
+      /* step r: the first sweep at plane z = m - 1 + r; the second at z - 1
+       * once r >= 2. Steps go kRing3 at a time, unrolled: ring slots and
+       * u_{k+1} parities are constants (shared-memory addresses an offset
+       * from one register) and the marching registers are renamed, not moved. */
+      const int nsteps = rows + 2;
+      /* COMP: this warp's row is computed (warp-uniform, hoisted so that the
+       * march's registers are not merged across a branch every step) */
+      auto march = [&](auto comp_t) {
+      constexpr bool COMP = decltype(comp_t)::value;
+      for (int r0 = 0; r0 < nsteps; r0 += kRing3) {
+#pragma unroll
+      for (int k = 0; k < kRing3; k++) {
+        const int r = r0 + k;
+        if (r >= nsteps) break;
+        const int z = m - 1 + r;
+        /* slots of planes z, z + 1, z - 1 (slot s holds plane z: s = (r + 1) mod kRing3) */
+        const int s = (k + 1) % kRing3, sn = (k + 2) % kRing3, sp = k;
+        /* u_{k+1} parity of plane z (kRing3 even: r0's is 0) */
+        const int par = kRing3 % 2 ? (r & 1) : (k & 1);
+        cp_async_wait<kRing3 - 3>(); /* plane z + 1 (this thread's copies) */
+        __syncthreads();             /* everyone's; u_{k+1} of plane z - 1; plane z - 1 of u_k is read by no one */
+        load(sp);
+        if constexpr (COMP) {
+          const VT next = R.v[sn][jr + 1][lane], ym = R.v[s][jr][lane], yp = R.v[s][jr + 2][lane];
+          VT fn = fc;
+          T fln = flc, frn = frc;
+          if (r + 1 < rows + 2) fload(z + 1, fn, fln, frn);
+          const bool upd_row = yin && z >= G.m0 && z < G.m0 + G.mn;
+          const unsigned own0 = (yown && r >= 1 && r <= rows && z >= G.om0 && z < G.om1) ? om : 0u;
+          /* first sweep: u_{k+1} at plane z; points outside the region keep u_k */
+          const T sl = __shfl_up_sync(kFull, vget(cur, V - 1), 1);
+          const T sr = __shfl_down_sync(kFull, vget(cur, 0), 1);
+          VT vc;
+          if constexpr (PLAIN) {
+            const T ln = R.e[sn][jr + 1][ek];
+            const VT vo = chunk_relax<T, 3, HAS_F, NORM>(cur, lane == 0 ? lc : sl, lane == 31 ? lc : sr, prev, next,
+                                                         ym, yp, fc, own0, w0, w1, w2, diag, c, s0);
+            vc = upd_row ? vo : cur;
+            /* the outer column: l and r in the owner's order */
+            const T near = lane == 0 ? vget(cur, 0) : vget(cur, V - 1), far = R.e[s][jr + 1][ef];
+            const T res = relax_res3<T, HAS_F>(lc, lane == 0 ? far : near, lane == 0 ? near : far, R.e[s][jr][ek],
+                                               R.e[s][jr + 2][ek], lp, ln, flc, w0, w1, w2, diag);
+            const T vlc = upd_row && ein ? lc + c * res : lc;
+            if (NORM && ab_own && own0) s0 += (double)res * (double)res;
+            R.w[par][jr][lane] = vc;
+            if (lane == 31) R.we[par][jr] = vlc;
+            if (inner && r >= 2) {
+              const VT wym = R.w[par ^ 1][jr - 1][lane], wyp = R.w[par ^ 1][jr + 1][lane];
+              const T tl = __shfl_up_sync(kFull, vget(vp, V - 1), 1);
+              const T tr = __shfl_down_sync(kFull, vget(vp, 0), 1);
+              const unsigned own1 = (yown && z - 1 >= G.om0 && z - 1 < G.om1) ? om : 0u;
+              const VT wo = chunk_relax<T, 3, HAS_F, NORM>(vp, lane == 0 ? vlp : tl, lane == 31 ? vlp : tr, vpp, vc,
+                                                           wym, wyp, fw, own1, w0, w1, w2, diag, c, s1);
+              vstore(un + idx - sz, wo);
+              if (ab) { /* the absorbed column's second sweep, in its owner's operand order */
+                const T wres = relax_res3<T, HAS_F>(vlp, vget(vp, V - 1), efw, R.we[par ^ 1][jr - 1],
+                                                    R.we[par ^ 1][jr + 1], vlpp, vlc, flw, w0, w1, w2, diag);
+                un[idx - sz + V] = vlp + c * wres;
+                if (NORM && ab_own && own1) s1 += (double)wres * (double)wres;
+              }
+            }
+            lp = lc;
+            lc = ln;
+            vlpp = vlp;
+            vlp = vlc;
+            efw = far;
+            flw = flc;
+          } else {
+            T ln = (T)0, rn = (T)0;
+            if (need_l) ln = R.e[sn][jr + 1][1];
+            if (need_r) rn = R.e[sn][jr + 1][2];
+            const T left = (xm & 1u) ? (tfirst ? lc : sl) : (T)0;
+            const T right = (xm >> (V - 1)) & 1u ? (tlast ? rc : sr) : (T)0;
+            const VT vo = chunk_relax<T, 3, HAS_F, NORM>(cur, left, right, prev, next, ym, yp, fc, own0, w0, w1, w2,
+                                                         diag, c, s0);
+            const unsigned upd = upd_row ? xm : 0u;
+#pragma unroll
+            for (int e = 0; e < V; e++) vset(vc, e, (upd >> e) & 1u ? vget(vo, e) : vget(cur, e));
+            /* the outer columns' first-sweep values, with the owners' operands */
+            T vlc = lc, vrc = rc;
+            if (in_l && upd_row)
+              vlc = lc + c * relax_res3<T, HAS_F>(lc, R.e[s][jr + 1][0], vget(cur, 0), R.e[s][jr][1],
+                                                   R.e[s][jr + 2][1], lp, ln, flc, w0, w1, w2, diag);
+            if (in_r && upd_row)
+              vrc = rc + c * relax_res3<T, HAS_F>(rc, vget(cur, V - 1), R.e[s][jr + 1][3], R.e[s][jr][2],
+                                                   R.e[s][jr + 2][2], rp, rn, frc, w0, w1, w2, diag);
+            R.w[par][jr][lane] = vc;
+            /* second sweep: u_{k+2} at plane z - 1, inner rows */
+            if (inner && r >= 2) {
+              const VT wym = R.w[par ^ 1][jr - 1][lane], wyp = R.w[par ^ 1][jr + 1][lane];
+              const T tl = __shfl_up_sync(kFull, vget(vp, V - 1), 1);
+              const T tr = __shfl_down_sync(kFull, vget(vp, 0), 1);
+              const T wl = (xm & 1u) ? (tfirst ? vlp : tl) : (T)0;
+              const T wr = (xm >> (V - 1)) & 1u ? (tlast ? vrp : tr) : (T)0;
+              const unsigned own1 = (yown && z - 1 >= G.om0 && z - 1 < G.om1) ? om : 0u;
+              const VT wo = chunk_relax<T, 3, HAS_F, NORM>(vp, wl, wr, vpp, vc, wym, wyp, fw, own1, w0, w1, w2,
+                                                           diag, c, s1);
+              if (active) chunk_store(un + idx - sz, wo, xm);
+            }
+            lp = lc;
+            lc = ln;
+            rp = rc;
+            rc = rn;
+            vlp = vlc;
+            vrp = vrc;
+          }
+          prev = cur;
+          cur = next;
+          vpp = vp;
+          vp = vc;
+          fw = fc;
+          fc = fn;
+          flc = fln;
+          frc = frn;
+        }
+        idx += sz;
+      }
+      }
+      };
+      if (comp)
+        march(std::true_type());
+      else
+        march(std::false_type());
+    };
+    if (plain)
+      task(std::true_type());
+    else
+      task(std::false_type());
+    cp_async_wait<0>();
+    __syncthreads(); /* the next task's copies go into slots this one's last steps read */
+  }
 }
 
 }  // namespace

@@ -56,6 +56,9 @@ struct RelaxGeom {
   unsigned wtasks;   /* 2D: warp tasks (32 chunks of wry rows), ceil(nch / 32) * ceil(mn / wry) */
   int tx, ty, rz;    /* 3D block tasks (relax_range_ring3): tiles along x and y, planes a task */
   unsigned btasks;   /* tx * ty * strips of rz planes */
+  int ptx, pty, prz; /* 3D two-sweep block tasks (relax_pair_ring3): tiles along x and y, planes a task */
+  int pabsorb;       /* 1: the last tile along x also sweeps the region's last column (ring3_pair_plan) */
+  unsigned pbtasks;  /* ptx * pty * strips of prz planes; 0: not planned */
   int snake;         /* 2D ring march: strips in reverse order when u > un (sweep_reversed) */
 };
 
@@ -597,10 +600,10 @@ __device__ __forceinline__ Ring3Smem<T> &ring3_smem() {
 
 template <typename T, bool HAS_F, bool NORM, typename I>
 __device__ double relax_range_ring3(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
-                                    const T *__restrict__ f, I b0, I bs, const TaskQueue &Q) {
+                                    const T *__restrict__ f, I b0, I bs, const TaskQueue &Q,
+                                    Ring3Smem<T> &R) {
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
-  Ring3Smem<T> &R = ring3_smem<T>();
   const T w0 = (T)P.w0, w1 = (T)P.w1, w2 = (T)P.w2, diag = (T)P.diag, c = (T)P.c;
   const long long sy = G.sy, sz = G.sz;
   /* this warp: piece p of tile row jr (it computes row j = jr + 1 of the
@@ -715,7 +718,8 @@ __device__ double relax_range(const RelaxPar &P, const RelaxGeom &G, const T *u,
                               int par = 0, bool *fwd_hit = nullptr, const TaskQueue &Q = TaskQueue{nullptr, 0}) {
   if (DIM == 2 && !FWD) return relax_range_ring<T, HAS_F, NORM, I, LEAN>(P, G, u, un, f, t0, ts, Q);
   /* blocks of RELAX_THREADS threads: t0 / RELAX_THREADS is the block's index */
-  if (DIM == 3 && !FWD) return relax_range_ring3<T, HAS_F, NORM, I>(P, G, u, un, f, t0 / RELAX_THREADS, ts / RELAX_THREADS, Q);
+  if (DIM == 3 && !FWD) return relax_range_ring3<T, HAS_F, NORM, I>(P, G, u, un, f, t0 / RELAX_THREADS, ts / RELAX_THREADS, Q,
+                                                                 ring3_smem<T>());
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   const T w0 = (T)P.w0, w1 = (T)P.w1, w2 = (T)P.w2, diag = (T)P.diag, c = (T)P.c;
@@ -802,10 +806,15 @@ inline long long ring3_env_strips() {
   const long long x = v ? atoll(v) : 0;
   return x > 0 ? x : 0;
 }
-inline int ring3_plan(RelaxGeom *g, long long blocks) {
+/* Strips of the tiles of tile_rows rows (tiles along x: kTileX chunks) for
+ * `blocks` blocks: *ty tiles along y, strips of *rz planes, *tasks in all;
+ * start: a strip's cost beyond its planes, at most `planes` planes a strip
+ * unless the task bound needs longer. -1: too many tasks for any plan. */
+inline int ring3_tiles(const RelaxGeom *g, long long blocks, int tile_rows, int start, int planes, int *ty_out,
+                       int *rz_out, unsigned *tasks_out) {
   static const long long env_strips = ring3_env_strips();
   if (blocks < 1) blocks = 1;
-  const long long tx = (g->nch + kTileX - 1LL) / kTileX, ty = (g->qn + kTileY - 1LL) / kTileY, tiles = tx * ty;
+  const long long tx = (g->nch + kTileX - 1LL) / kTileX, ty = (g->qn + tile_rows - 1LL) / tile_rows, tiles = tx * ty;
   /* the per-step kernel runs a block a task and numbers threads in 32 bits
    * (blockIdx.x x RELAX_THREADS): tasks + blocks below 2^32 / RELAX_THREADS,
    * so a thin tall box takes longer strips rather than wrapping */
@@ -816,19 +825,19 @@ inline int ring3_plan(RelaxGeom *g, long long blocks) {
     if (s < 1 || s > g->mn) return -1;
     const long long rz = (g->mn + s - 1) / s, n = (g->mn + rz - 1) / rz;
     if (n > nmax) return -1;
-    return (tiles * n + blocks - 1) / blocks * (rz + kStripStart);
+    return (tiles * n + blocks - 1) / blocks * (rz + start);
   };
   long long best_s = env_strips < g->mn ? env_strips : g->mn;
   if (env_strips && cost(best_s) >= 0) {
     /* the benchmark's strips, within the planes (past the task bound: the plan's) */
   } else {
     best_s = 1;
-    /* from the fewest strips of at most kStripPlanes, 64 counts, and as many
+    /* from the fewest strips of at most `planes`, 64 counts, and as many
      * as fill the blocks once (small boxes); bounded, since the per-step
      * modes plan every launch */
     long long best = -1;
     const long long fill = blocks / tiles;
-    long long s0 = (g->mn + kStripPlanes - 1) / kStripPlanes;
+    long long s0 = (g->mn + planes - 1) / planes;
     if (s0 > nmax) s0 = nmax;
     for (long long k = -1; k < 64; k++) {
       const long long s = k < 0 ? fill : s0 + k;
@@ -839,11 +848,44 @@ inline int ring3_plan(RelaxGeom *g, long long blocks) {
   }
   const long long rz = (g->mn + best_s - 1) / best_s, n = (g->mn + rz - 1) / rz;
   if (tiles * n + blocks >= max_tasks) return -1;
-  g->tx = (int)tx;
-  g->ty = (int)ty;
-  g->rz = (int)rz;
-  g->btasks = (unsigned)(tiles * n);
+  *ty_out = (int)ty;
+  *rz_out = (int)rz;
+  *tasks_out = (unsigned)(tiles * n);
   return 0;
+}
+inline int ring3_plan(RelaxGeom *g, long long blocks) {
+  g->tx = (int)((g->nch + kTileX - 1LL) / kTileX);
+  return ring3_tiles(g, blocks, kTileY, kStripStart, kStripPlanes, &g->ty, &g->rz, &g->btasks);
+}
+
+/* 3D two sweeps a pass (relax_pair_ring3): a task writes kPairTileY rows of
+ * its tile (the first sweep's kTileY rows less the two beside them) over a
+ * strip of planes, and also computes the first sweep on the planes beside
+ * the strip and fills its ring. Long strips win here, unlike the one-sweep
+ * march's: 512^3 fp64, us a sweep for 6 / 11 / 22 / 43 strips of a tile
+ * (86 / 47 / 24 / 12 planes): 497 / 508 / 545 / 618 (H200, session 18 call
+ * 3). kPairStripStart (a strip's cost beyond its planes, in planes) and the
+ * cap are set so that the plan takes the measured best: 6 strips at 512^3,
+ * 3 of 86 planes at 256^3 (not measured against others). */
+constexpr int kPairTileY = kTileY - 2;
+constexpr int kPairStripStart = 16;
+#ifndef COOP_PAIR3_PLANES /* planes a strip at most (benchmark builds try others) */
+#define COOP_PAIR3_PLANES 96
+#endif
+/* A region whose last chunk holds one point of it (n = 2^k and ghost 1, in
+ * either precision: 512 fp64 points from x = 1 are 257 chunks) would take a
+ * tile of one chunk, which costs a block task as a whole tile does (512^3
+ * fp64: 9 tiles along x for 8 tiles' work). Where the chunks before it fill
+ * whole tiles, the tile before it sweeps that point as its outer column
+ * (pabsorb): 16% less time a sweep (bench/results/2026-12-03-h200-3d-pair.md). */
+inline int ring3_pair_plan(RelaxGeom *g, long long blocks, int V) {
+  const long long nch = g->nch;
+  g->pabsorb = nch >= 2 * kTileX + 1 && (nch - 1) % kTileX == 0 && (g->x1 - 1) % V == 0;
+  g->ptx = (int)((nch - g->pabsorb + kTileX - 1LL) / kTileX);
+  g->tx = (int)((nch + kTileX - 1LL) / kTileX);
+  RelaxGeom t = *g;
+  t.nch = (int)(nch - g->pabsorb);
+  return ring3_tiles(&t, blocks, kPairTileY, kPairStripStart, COOP_PAIR3_PLANES, &g->pty, &g->prz, &g->pbtasks);
 }
 
 /* 2D warp tasks: at most kRing2Rows rows (COOP_RING2_ROWS: another cap for

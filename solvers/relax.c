@@ -37,7 +37,7 @@ struct coop_relax {
   int blocks;            /* persistent n-step grid (grid mode) */
   int solve_blocks;      /* whole-solve grid (grid mode: alone, or with peers) */
   int peers_on;          /* the whole solve spans the node's ranks (solvers/relax_peers.h) */
-  int pair;              /* the whole solve of a rank alone takes two sweeps a pass (run.fuse_sweeps, 2D) */
+  int pair;              /* the whole solve of a rank alone takes two sweeps a pass (run.fuse_sweeps) */
   int flip;              /* the last whole solve's answer is not in its iterations' parity field */
 #if COOP_HAVE_CUDA
   coop_relax_peer_set peers; /* mapped at the first such solve */
@@ -141,11 +141,19 @@ static int plan_peers(coop_relax *r) {
  * 17.78; 2896^2 fp32 67 MB 20.37 / 19.81; 2048^2 fp64 67 MB 21.26 / 17.91;
  * 3072^2 fp32 75 MB 23.43 / 20.64; 16384^2 fp64 with a source 1635 / 1158.
  * Two where the two fields (f not counted) exceed the L2; 60-67 MB is not
- * measured. */
+ * measured. 3D (relax_pair_ring3, bench/results/2026-12-03-h200-3d-pair.md),
+ * one / two: 512^3 fp64 586 / 497 (6 strips a tile), fp32 316 / 323 (22
+ * strips; fewer not measured), 256^3 fp64 79.7 / 80.4, fp32 52.2 / 51.3;
+ * with a source 512^3 fp32 486 / 422 but fp64 909 / 1046 (the source's loads
+ * on top of 128 registers): 3D fp64 with a source sweeps once, and 3D takes
+ * two sweeps only where the two fields exceed four times the L2 (256^3 fp64,
+ * 268 MB, was level; smaller 3D boxes are not measured). */
 static int pair_wanted(const coop_solve *sv) {
   if (sv->fuse_sweeps_req) return sv->fuse_sweeps_req == 2;
-  const double two_fields = 2.0 * (double)coop_grid_points(&sv->s->grid) * (double)coop_prec_size(sv->s->grid.prec);
-  return sv->be->l2_bytes > 0 && two_fields > (double)sv->be->l2_bytes;
+  const coop_grid *g = &sv->s->grid;
+  if (g->ndim == 3 && g->prec == COOP_FP64 && sv->f != NULL) return 0;
+  const double two_fields = 2.0 * (double)coop_grid_points(g) * (double)coop_prec_size(g->prec);
+  return sv->be->l2_bytes > 0 && two_fields > (g->ndim == 3 ? 4.0 : 1.0) * (double)sv->be->l2_bytes;
 }
 #endif
 
@@ -164,7 +172,7 @@ static int setup_device(coop_relax *r) {
   const int is_auto = strcmp(sv->sync, "auto") == 0;
   char note[2 * COOP_RELAX_NOTE_LEN] = "";
   int rc = plan_grid(r, 0, &r->blocks);
-  r->pair = r->alone && sv->s->grid.ndim == 2 && pair_wanted(sv);
+  r->pair = r->alone && pair_wanted(sv);
   if (!rc && r->alone) rc = plan_grid(r, r->pair ? 3 : 1, &r->solve_blocks);
   rc = agree_plan(r, rc, is_auto, note, sizeof note);
   if (rc && is_auto) { /* auto falls back to one kernel per step */
@@ -196,7 +204,7 @@ static int setup_device(coop_relax *r) {
                                              sv->be->sm_count,
                                              &r->res));
   if (sv->fuse_sweeps_req == 2 && (!r->pair || r->res.blocks) && sv->comm->rank == 0)
-    fprintf(stderr, "coopsolve: note: run.fuse_sweeps = 2 applies to a 2D box of a rank alone streamed from "
+    fprintf(stderr, "coopsolve: note: run.fuse_sweeps = 2 applies to a box of a rank alone streamed from "
                     "memory (not held on the chip); sweeping once a pass\n");
   return 0;
 #else

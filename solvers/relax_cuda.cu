@@ -221,8 +221,8 @@ __global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
   if (lead) solve_finish(st, r0, rn, it, steps, reason);
 }
 
-/* The whole solve of a 2D box of a rank alone, two sweeps a pass
- * (relax_pair_ring, run.fuse_sweeps = 2): one grid barrier and one read and
+/* The whole solve of a box of a rank alone, two sweeps a pass
+ * (relax_pair_ring in 2D, relax_pair_ring3 in 3D; run.fuse_sweeps = 2): one grid barrier and one read and
  * write of the field for two sweeps. A pass from u_k writes u_{k+2} to the
  * other field and sums the residuals of u_k and u_{k+1} into their own slots
  * (acc[2 * (pass % 3) + 0 or 1]; a pair of slots is cleared two passes after
@@ -233,8 +233,14 @@ __global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
 #ifndef COOP_PAIR_BLOCKS /* blocks a SM the two-sweep kernel is built for */
 #define COOP_PAIR_BLOCKS COOP_RELAX2_BLOCKS
 #endif
-template <typename T, bool HAS_F>
-__global__ void __launch_bounds__(RELAX_THREADS, COOP_PAIR_BLOCKS)
+/* 3D: 2 blocks a SM (128 registers): at 3 (80) the march spilled in its
+ * plane loop; 512^3 fp64, us a sweep, 3 / 2 blocks: 598 / 516 (ghost 2),
+ * fp32 270 / 267 (bench/results/2026-12-03-h200-3d-pair.md) */
+#ifndef COOP_PAIR3_BLOCKS
+#define COOP_PAIR3_BLOCKS 2
+#endif
+template <typename T, int DIM, bool HAS_F>
+__global__ void __launch_bounds__(RELAX_THREADS, DIM == 3 ? COOP_PAIR3_BLOCKS : COOP_PAIR_BLOCKS)
     solve_pair_kernel(RelaxPar P, RelaxGeom G, T *u, T *un, const T *__restrict__ f, SolveArgs a,
                       coop_relax_solve_state *st, long long *hi, double *hr) {
   const unsigned t0 = blockIdx.x * RELAX_THREADS + threadIdx.x, ts = gridDim.x * RELAX_THREADS;
@@ -244,20 +250,30 @@ __global__ void __launch_bounds__(RELAX_THREADS, COOP_PAIR_BLOCKS)
   long long it = 0, c = 0, passes = 0, sweeps = 0;
   double r0 = 0.0, rn = 0.0;
   int reason = 0;
-  const unsigned long long tickets = queue_tickets(G, 2, gridDim.x);
+  /* 3D: the pass's block tasks (pbtasks) and one past the end a block */
+  const unsigned long long tickets =
+      DIM == 3 ? (unsigned long long)G.pbtasks + gridDim.x : queue_tickets(G, 2, gridDim.x);
   auto queue = [&]() { return TaskQueue{&st->tasks, (unsigned long long)passes * tickets}; };
+  /* one pass: 2D warp tasks, 3D block tasks */
+  auto pass = [&](auto norm_t, double &p0, double &p1) {
+    constexpr bool NORM = decltype(norm_t)::value;
+    if constexpr (DIM == 3)
+      relax_pair_ring3<T, HAS_F, NORM>(P, G, u, un, f, blockIdx.x, gridDim.x, queue(), p0, p1);
+    else
+      relax_pair_ring<T, HAS_F, NORM>(P, G, u, un, f, t0, ts, queue(), p0, p1);
+  };
   auto is_check = [&](long long k) { return k % a.check_every == 0 || k >= a.max_iter; };
   for (;;) {
     const bool c0 = is_check(it), c1 = it < a.max_iter && is_check(it + 1);
     double *acc = &st->acc[2 * (passes % 3)];
     if (c0 || c1) {
       double p0 = 0.0, p1 = 0.0;
-      relax_pair_ring<T, HAS_F, true>(P, G, u, un, f, t0, ts, queue(), p0, p1);
+      pass(std::true_type(), p0, p1);
       if (c0) block_sum_add(p0, &acc[0]);
       if (c1) block_sum_add(p1, &acc[1]);
     } else {
       double p0, p1;
-      relax_pair_ring<T, HAS_F, false>(P, G, u, un, f, t0, ts, queue(), p0, p1);
+      pass(std::false_type(), p0, p1);
     }
     if (lead) {
       double *next = &st->acc[2 * ((passes + 1) % 3)];
@@ -280,7 +296,12 @@ __global__ void __launch_bounds__(RELAX_THREADS, COOP_PAIR_BLOCKS)
       reason = solve_check(s_sum[1], it + 1, c, r0, rn, a, lead, st, hi, hr);
       c++;
       if (reason) { /* u_{k+1}: one sweep from u_k into un */
-        relax_range<T, 2, HAS_F, false, unsigned, false, true>(P, G, u, un, f, t0, ts, nullptr, 0, nullptr, queue());
+        if constexpr (DIM == 3)
+          relax_range_ring3<T, HAS_F, false, unsigned>(P, G, u, un, f, blockIdx.x, gridDim.x, queue(),
+                                                       pair3_smem<T>().one);
+        else
+          relax_range<T, 2, HAS_F, false, unsigned, false, true>(P, G, u, un, f, t0, ts, nullptr, 0, nullptr,
+                                                                 queue());
         cg::this_grid().sync();
         passes++;
         sweeps++;
@@ -304,6 +325,10 @@ template <typename T, int DIM>
 void *steps_fn(bool has_f) {
   return has_f ? (void *)steps_kernel<T, DIM, true> : (void *)steps_kernel<T, DIM, false>;
 }
+template <typename T, int DIM>
+void *pair_fn(bool has_f) {
+  return has_f ? (void *)solve_pair_kernel<T, DIM, true> : (void *)solve_pair_kernel<T, DIM, false>;
+}
 template <typename T, int DIM, bool PEERS>
 void *solve_fn(bool has_f) {
   return has_f ? (void *)solve_kernel<T, DIM, true, PEERS> : (void *)solve_kernel<T, DIM, false, PEERS>;
@@ -320,8 +345,8 @@ void *solve_pick(bool f32, bool d3, bool has_f) {
 void *pick_kernel(const coop_stencil *s, bool has_f, int solve) {
   const bool f32 = s->grid.prec == COOP_FP32, d3 = s->grid.ndim == 3;
   if (solve == 3)
-    return f32 ? (has_f ? (void *)solve_pair_kernel<float, true> : (void *)solve_pair_kernel<float, false>)
-               : (has_f ? (void *)solve_pair_kernel<double, true> : (void *)solve_pair_kernel<double, false>);
+    return f32 ? (d3 ? pair_fn<float, 3>(has_f) : pair_fn<float, 2>(has_f))
+               : (d3 ? pair_fn<double, 3>(has_f) : pair_fn<double, 2>(has_f));
   if (solve == 2) return solve_pick<true>(f32, d3, has_f);
   if (solve) return solve_pick<false>(f32, d3, has_f);
   return f32 ? (d3 ? steps_fn<float, 3>(has_f) : steps_fn<float, 2>(has_f))
@@ -391,14 +416,17 @@ static int launch_solve(const coop_stencil *s, double c, void *u, void *unew, co
                         const coop_solve_ctl *ctl, coop_relax_solve_state *state,
                         long long *hist_iter, double *hist_res, long long hist_cap, int blocks,
                         void *stream, const coop_relax_peers *peers, bool pair) {
-  if (pair && (peers || s->grid.ndim != 2))
-    return COOP_ERROR(COOP_ERR_RUNTIME, "two sweeps a pass: a 2D box of a rank alone only");
+  if (pair && peers) return COOP_ERROR(COOP_ERR_RUNTIME, "two sweeps a pass: a box of a rank alone only");
   RelaxPar P = make_relax_par(s, c);
   SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
   COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, (cudaStream_t)stream));
   const coop_region own = coop_region_owned(&s->grid);
   RelaxGeom G;
   COOP_CHECK(make_relax_geom(s, &own, (long long)blocks * RELAX_THREADS, &G));
+  if (pair && s->grid.ndim == 3 && ring3_pair_plan(&G, blocks, 16 / (int)coop_prec_size(s->grid.prec)))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "a box of %lld x %lld x %lld points has too many two-sweep tasks for "
+                      "32-bit task numbers: use more ranks",
+                      (long long)s->grid.n[0], (long long)s->grid.n[1], (long long)s->grid.n[2]);
   PeerLoop L = {};
   if (peers) {
     if (peers->nf > kMaxPeerFaces || peers->nranks > COOP_RELAX_MAX_RANKS || peers->nranks < 1)

@@ -76,7 +76,7 @@ int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_region *regions
  * step at iterations 0, check_every, 2 check_every, ... and max_iter, the stop
  * test after each on the device; the newest field is in u when
  * state->iterations + state->flip is even, else in unew. hist_* of hist_cap
- * entries. pair (2D only): two sweeps a pass over the field. */
+ * entries. pair: two sweeps a pass over the field (2D and 3D). */
 int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void *u, void *unew,
                                const void *f, const coop_solve_ctl *ctl,
                                coop_relax_solve_state *state, long long *hist_iter,

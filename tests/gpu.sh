@@ -163,6 +163,39 @@ TOL=1e-5 PAIR=1 RESIDENT=0 compare g2d-pair-g4-fp32 --set solver.rtol=0 --set so
   --set run.resident=false --set run.fuse_sweeps=2
 PAIR=1 RESIDENT=0 compare g2d-pair-conv --set solver.rtol=1e-5 --set solver.max_iter=20000 --set solver.check_every=1 \
   --set grid.nx=67 --set grid.ny=45 --set grid.ghost=2 --set run.resident=false --set run.fuse_sweeps=2
+# 3D two sweeps a pass (relax_pair_ring3): fp64 with a source, 67 chunks a
+# row (tiles of 32, 32 and 3 chunks), 23 rows (pair tiles of 6, 6, 6, 5),
+# ghost 2, 3 blocks looping over the tasks, a stop between a pass's sweeps;
+# fp32 Laplace, 38 chunks (32 and 6), 20 rows (the last tile of 2), a check
+# every 3; fp64, 33 chunks (a last tile of one chunk: both outer columns on
+# one lane); fp64 converging by rtol
+PAIR=1 RESIDENT=0 compare g3d-pair --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 \
+  --set grid.dim=3 --set grid.nx=133 --set grid.ny=23 --set grid.nz=21 --set grid.ghost=2 --set run.blocks=3 \
+  --set run.fuse_sweeps=2
+TOL=1e-5 PAIR=1 RESIDENT=0 compare g3d-pair-lap-fp32 --set solver.rtol=0 --set solver.max_iter=40 \
+  --set solver.check_every=3 --set grid.dim=3 --set grid.nx=150 --set grid.ny=20 --set grid.nz=33 \
+  --set solver.precision=fp32 --set problem.type=laplace --set run.fuse_sweeps=2
+PAIR=1 RESIDENT=0 compare g3d-pair-1chunk --set solver.rtol=0 --set solver.max_iter=30 --set solver.check_every=1 \
+  --set grid.dim=3 --set grid.nx=64 --set grid.ny=14 --set grid.nz=17 --set run.fuse_sweeps=2
+# regions on chunk boundaries (every full tile on the branch-free path, its
+# outer columns ghosts at the box's x edges): fp64 ghost 2, 64 chunks (two
+# tiles); fp32 ghost 4 with a source, 32 chunks (one tile, both columns ghosts)
+PAIR=1 RESIDENT=0 compare g3d-pair-aligned --set solver.rtol=0 --set solver.max_iter=31 --set solver.check_every=1 \
+  --set grid.dim=3 --set grid.nx=128 --set grid.ny=13 --set grid.nz=15 --set grid.ghost=2 --set run.fuse_sweeps=2 \
+  --set problem.type=laplace
+TOL=1e-5 PAIR=1 RESIDENT=0 compare g3d-pair-aligned-fp32 --set solver.rtol=0 --set solver.max_iter=30 \
+  --set solver.check_every=2 --set grid.dim=3 --set grid.nx=128 --set grid.ny=11 --set grid.nz=14 --set grid.ghost=4 \
+  --set solver.precision=fp32 --set run.fuse_sweeps=2
+# the last column absorbed by the tile before it (one point of the region in
+# the last chunk after whole tiles): fp64 128 points (65 chunks) with a
+# source; fp32 256 points (65 chunks), Laplace, ghost 1
+PAIR=1 RESIDENT=0 compare g3d-pair-absorb --set solver.rtol=0 --set solver.max_iter=31 --set solver.check_every=1 \
+  --set grid.dim=3 --set grid.nx=128 --set grid.ny=13 --set grid.nz=12 --set run.fuse_sweeps=2
+TOL=1e-5 PAIR=1 RESIDENT=0 compare g3d-pair-absorb-fp32 --set solver.rtol=0 --set solver.max_iter=30 \
+  --set solver.check_every=2 --set grid.dim=3 --set grid.nx=256 --set grid.ny=9 --set grid.nz=10 \
+  --set solver.precision=fp32 --set problem.type=laplace --set run.fuse_sweeps=2
+PAIR=1 RESIDENT=0 compare g3d-pair-conv --set solver.rtol=1e-5 --set solver.max_iter=20000 --set solver.check_every=1 \
+  --set grid.dim=3 --set grid.nx=21 --set grid.ny=19 --set grid.nz=17 --set grid.ghost=2 --set run.fuse_sweeps=2
 # the resident kernel's shapes (on 132 SMs; rows a thread x thread groups a
 # block): 2 x 5, 2 x 3 with a stop at an odd iteration (the measured field
 # written to the second buffer), 4 x 8 and 8 x 6 with groups of unequal rows

@@ -84,6 +84,56 @@ void test_too_many_tiles(void) {
   CU_ASSERT_EQUAL(ring3_plan(&g, 528), -1);
 }
 
+/* 3D two sweeps a pass (ring3_pair_plan): tiles of kPairTileY rows whose
+ * strips cover the planes once, beside the one-sweep plan it leaves alone
+ * (the pass's stop at an odd iteration takes one plain sweep on it) */
+void test_pair_tiles(void) {
+  const Box boxes[] = {{257, 512, 512, 396}, {67, 23, 21, 3}, {33, 20, 33, 396}, {1, 1, 1, 396},
+                       {4097, 16384, 16384, 396}};
+  for (const Box &b : boxes) {
+    RelaxGeom g = plan(b);
+    const RelaxGeom one = g;
+    CU_ASSERT_EQUAL_FATAL(ring3_pair_plan(&g, b.blocks, 2), 0);
+    const long long ty = (b.qn + kPairTileY - 1LL) / kPairTileY;
+    CU_ASSERT_EQUAL(g.pty, ty);
+    CU_ASSERT_EQUAL(g.tx, one.tx);
+    CU_ASSERT_EQUAL(g.pabsorb, 0); /* x1 unset: no last column of one point */
+    CU_ASSERT_EQUAL(g.ptx, g.tx);
+    CU_ASSERT(g.ty == one.ty && g.rz == one.rz && g.btasks == one.btasks);
+    CU_ASSERT_FATAL(g.prz >= 1 && g.prz <= b.mn);
+    const long long strips = (b.mn + g.prz - 1LL) / g.prz;
+    CU_ASSERT((strips - 1) * g.prz < b.mn && strips * g.prz >= b.mn);
+    CU_ASSERT_EQUAL((long long)g.pbtasks, g.ptx * ty * strips);
+    /* the tiles' written rows cover the box's rows once: tile t writes
+     * [t kPairTileY, min((t + 1) kPairTileY, qn)) */
+    CU_ASSERT((ty - 1) * kPairTileY < b.qn && ty * kPairTileY >= b.qn);
+    if (b.mn >= 4 * COOP_PAIR3_PLANES && b.nch < 1000) CU_ASSERT(g.prz <= COOP_PAIR3_PLANES);
+  }
+}
+
+/* The last tile along x sweeps the region's last point as its outer column
+ * where that point is alone in its chunk and the chunks before it fill whole
+ * tiles: 512^3 with ghost 1 (fp64 257 chunks, fp32 129), not 511 or 33 chunks */
+void test_pair_absorb(void) {
+  struct Case {
+    int nch, x1, V, absorb, ptx;
+  } cases[] = {{257, 513, 2, 1, 8}, {129, 513, 4, 1, 4}, {257, 512, 2, 0, 9}, {33, 65, 2, 0, 2},
+               {65, 129, 2, 1, 2}, {65, 257, 4, 1, 2}, {66, 131, 2, 0, 3}, {256, 514, 2, 0, 8}};
+  for (const Case &k : cases) {
+    RelaxGeom g = {};
+    g.nch = k.nch;
+    g.x1 = k.x1;
+    g.qn = 512;
+    g.mn = 512;
+    CU_ASSERT_EQUAL_FATAL(ring3_pair_plan(&g, 264, k.V), 0);
+    CU_ASSERT_EQUAL(g.pabsorb, k.absorb);
+    CU_ASSERT_EQUAL(g.ptx, k.ptx);
+    /* the tiles cover the chunks but the absorbed one, the last tile whole */
+    CU_ASSERT(g.ptx * kTileX >= k.nch - g.pabsorb && (g.ptx - 1) * kTileX < k.nch - g.pabsorb);
+    if (g.pabsorb) CU_ASSERT_EQUAL(g.ptx * kTileX, k.nch - 1);
+  }
+}
+
 /* the 2D geometry of an n0 x n1 box of precision p, ghost 1, for `blocks`
  * resident blocks */
 RelaxGeom geom2(int64_t n0, int64_t n1, coop_precision p, long long blocks) {
@@ -216,6 +266,8 @@ int main(void) {
       {"small boxes fill the blocks", test_small_boxes},
       {"thin tall boxes: longer strips, no wrapped thread numbers", test_thin_tall_boxes},
       {"too many tiles refused", test_too_many_tiles},
+      {"3D two-sweep tiles", test_pair_tiles},
+      {"3D two-sweep: the last column absorbed", test_pair_absorb},
       {"2D warp tasks and the queue's tickets", test_ring2_tasks},
       {"2D: long tasks where short ones would not fit", test_ring2_bound},
   };

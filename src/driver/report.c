@@ -321,7 +321,8 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
            "of threads a block, at most %d rows a thread; %d sweep(s) between grid barriers)\n",
            sv->resident_groups, sv->resident_rows, sv->resident_depth);
   if (sv->fused_sweeps == 2)
-    printf("  field: two sweeps a pass, the second on the chip one row behind the first (run.fuse_sweeps)\n");
+    printf("  field: two sweeps a pass, the second on the chip one %s behind the first (run.fuse_sweeps)\n",
+           sv->s->grid.ndim == 3 ? "plane" : "row");
   if (sv->field_resident == 2)
     printf("  field: held in shared memory across sweeps, band edges through L2 (run.resident: at most "
            "%d rows a block; a residual check %s)\n", sv->resident_rows,
