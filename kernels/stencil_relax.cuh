@@ -865,8 +865,9 @@ inline int ring3_plan(RelaxGeom *g, long long blocks) {
  * march's: 512^3 fp64, us a sweep for 6 / 11 / 22 / 43 strips of a tile
  * (86 / 47 / 24 / 12 planes): 497 / 508 / 545 / 618 (H200, session 18 call
  * 3). kPairStripStart (a strip's cost beyond its planes, in planes) and the
- * cap are set so that the plan takes the measured best: 6 strips at 512^3,
- * 3 of 86 planes at 256^3 (not measured against others). */
+ * cap are set so that the plan takes the measured best: 6 strips at 512^3
+ * (507 from the plan, call 4), 3 of 86 planes at 256^3 (77.2 against 77.7
+ * for 6). */
 constexpr int kPairTileY = kTileY - 2;
 constexpr int kPairStripStart = 16;
 #ifndef COOP_PAIR3_PLANES /* planes a strip at most (benchmark builds try others) */

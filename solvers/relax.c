@@ -142,12 +142,12 @@ static int plan_peers(coop_relax *r) {
  * 3072^2 fp32 75 MB 23.43 / 20.64; 16384^2 fp64 with a source 1635 / 1158.
  * Two where the two fields (f not counted) exceed the L2; 60-67 MB is not
  * measured. 3D (relax_pair_ring3, bench/results/2026-12-03-h200-3d-pair.md),
- * one / two: 512^3 fp64 586 / 497 (6 strips a tile), fp32 316 / 323 (22
- * strips; fewer not measured), 256^3 fp64 79.7 / 80.4, fp32 52.2 / 51.3;
- * with a source 512^3 fp32 486 / 422 but fp64 909 / 1046 (the source's loads
- * on top of 128 registers): 3D fp64 with a source sweeps once, and 3D takes
- * two sweeps only where the two fields exceed four times the L2 (256^3 fp64,
- * 268 MB, was level; smaller 3D boxes are not measured). */
+ * one / two: 512^3 fp64 586 / 507, fp32 316 / 297, 384^3 fp64 254 / 226,
+ * 256^3 fp64 79.7 / 77.2, fp32 52.2 / 50.1; with a source 512^3 fp32 486 /
+ * 385 but fp64 909 / 989 (the source's loads on top of 128 registers): 3D
+ * fp64 with a source sweeps once, and 3D takes two sweeps only where the two
+ * fields exceed four times the L2 (256^3 fp64, 268 MB, gains 3%; smaller 3D
+ * boxes are not measured). */
 static int pair_wanted(const coop_solve *sv) {
   if (sv->fuse_sweeps_req) return sv->fuse_sweeps_req == 2;
   const coop_grid *g = &sv->s->grid;
@@ -173,7 +173,16 @@ static int setup_device(coop_relax *r) {
   char note[2 * COOP_RELAX_NOTE_LEN] = "";
   int rc = plan_grid(r, 0, &r->blocks);
   r->pair = r->alone && pair_wanted(sv);
-  if (!rc && r->alone) rc = plan_grid(r, r->pair ? 3 : 1, &r->solve_blocks);
+  if (!rc && r->alone) {
+    rc = plan_grid(r, r->pair ? 3 : 1, &r->solve_blocks);
+    /* two sweeps by auto, but run.blocks past what its kernel keeps resident
+     * (3D: 2 blocks a SM against 4): one sweep a pass, as asked before auto */
+    if (rc && r->pair && !sv->fuse_sweeps_req) {
+      coop_error_clear();
+      r->pair = 0;
+      rc = plan_grid(r, 1, &r->solve_blocks);
+    }
+  }
   rc = agree_plan(r, rc, is_auto, note, sizeof note);
   if (rc && is_auto) { /* auto falls back to one kernel per step */
     if (sv->comm->rank == 0) fprintf(stderr, "coopsolve: note: %s; using sync = launch\n", note);
