@@ -103,11 +103,15 @@ for stage in "$@"; do
       {
         for tool in memcheck racecheck synccheck; do
           for sync in launch graph grid; do
-            for cfg in "2 fp64 sine 77 53" "2 fp32 laplace 203 77" "3 fp64 laplace 37 23"; do
+            # dim prec problem nx ny fuse_sweeps: the last three take two sweeps
+            # a pass in grid mode (3D: the absorbed last column, whole tiles
+            # and edge tiles with a source)
+            for cfg in "2 fp64 sine 77 53 1" "2 fp32 laplace 203 77 1" "3 fp64 laplace 37 23 1" \
+              "2 fp32 laplace 403 333 2" "3 fp64 laplace 128 13 2" "3 fp32 sine 150 20 2"; do
               set -- $cfg
               "$cs" --tool $tool --error-exitcode 9 ./coopsolve "$src/inputs/quickstart.ini" --backend cuda \
                 --set run.sync=$sync --set grid.dim=$1 --set solver.precision=$2 --set problem.type=$3 \
-                --set grid.nx=$4 --set grid.ny=$5 --set grid.nz=19 --set solver.max_iter=30 \
+                --set grid.nx=$4 --set grid.ny=$5 --set run.fuse_sweeps=$6 --set grid.nz=19 --set solver.max_iter=30 \
                 --set solver.check_every=7 --set output.monitor_every=0 --output /tmp/cs.h5 2>&1 |
                 grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK|reason' | sed "s/^/$tool $sync $cfg: /" || status=1
             done
