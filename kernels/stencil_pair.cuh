@@ -342,14 +342,7 @@ __device__ void relax_pair_ring3(const RelaxPar &P, const RelaxGeom &G, const T 
   const int lane = threadIdx.x & 31, jr = threadIdx.x >> 5;
   const unsigned tx = (unsigned)G.ptx, ty = (unsigned)G.pty, btasks = G.pbtasks;
   __shared__ unsigned s_task;
-  auto draw = [&]() -> unsigned { /* as relax_range_ring3's */
-    if (threadIdx.x == 0) {
-      const unsigned long long t = atomicAdd(Q.ctr, 1ULL) - Q.base;
-      s_task = t < (unsigned long long)btasks ? (unsigned)t : btasks;
-    }
-    __syncthreads();
-    return s_task;
-  };
+  auto draw = [&]() { return block_draw(Q, btasks, s_task); };
   /* rows and planes a pass may read: the region and the ghost layer beside it */
   const int ylo = G.q0 - 1, yhi = G.q0 + G.qn, zlo = G.m0 - 1, zhi = G.m0 + G.mn;
   for (unsigned bt = Q.ctr ? draw() : b0; bt < btasks; bt = Q.ctr ? draw() : bt + bs) {

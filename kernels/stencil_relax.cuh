@@ -348,6 +348,18 @@ struct TaskQueue {
   unsigned long long *ctr; /* nullptr: tasks in turn, t0, t0 + ts, ... */
   unsigned long long base;
 };
+/* 3D: a block's next task of `tasks` from the queue (tasks when none is
+ * left), through `slot` in shared memory; every thread of the block calls
+ * it, after the barrier that ends the previous task (slot is read by all
+ * before it is rewritten) */
+__device__ __forceinline__ unsigned block_draw(const TaskQueue &Q, unsigned tasks, unsigned &slot) {
+  if (threadIdx.x == 0) {
+    const unsigned long long t = atomicAdd(Q.ctr, 1ULL) - Q.base;
+    slot = t < (unsigned long long)tasks ? (unsigned)t : tasks;
+  }
+  __syncthreads();
+  return slot;
+}
 /* 2D: whether a grid of nw warps draws (more tasks than warps), and the
  * task of a drawn ticket t (counted from the sweep's base): past the first
  * wave, or wtasks when none is left. Host code too: tests/test_relax_plan
@@ -612,17 +624,7 @@ __device__ double relax_range_ring3(const RelaxPar &P, const RelaxGeom &G, const
   const int cx = 32 * p + lane;
   const I tx = (I)G.tx, ty = (I)G.ty, btasks = (I)G.btasks;
   __shared__ unsigned s_task;
-  /* the block's next task (TaskQueue); every thread calls it, after the
-   * barrier that ends the previous task (s_task is read by all before it is
-   * rewritten) */
-  auto draw = [&]() -> I {
-    if (threadIdx.x == 0) {
-      const unsigned long long t = atomicAdd(Q.ctr, 1ULL) - Q.base;
-      s_task = t < (unsigned long long)btasks ? (unsigned)t : (unsigned)btasks;
-    }
-    __syncthreads();
-    return (I)s_task;
-  };
+  auto draw = [&]() -> I { return (I)block_draw(Q, (unsigned)btasks, s_task); };
   double sum = 0.0;
   for (I bt = Q.ctr ? draw() : b0; bt < btasks; bt = Q.ctr ? draw() : bt + bs) {
     const I rest = bt / tx, xt = bt - rest * tx;
@@ -807,11 +809,11 @@ inline long long ring3_env_strips() {
   return x > 0 ? x : 0;
 }
 /* Strips of the tiles of tile_rows rows (tiles along x: kTileX chunks) for
- * `blocks` blocks: *ty tiles along y, strips of *rz planes, *tasks in all;
+ * `blocks` blocks: *tx x *ty tiles, strips of *rz planes, *tasks in all;
  * start: a strip's cost beyond its planes, at most `planes` planes a strip
  * unless the task bound needs longer. -1: too many tasks for any plan. */
-inline int ring3_tiles(const RelaxGeom *g, long long blocks, int tile_rows, int start, int planes, int *ty_out,
-                       int *rz_out, unsigned *tasks_out) {
+inline int ring3_tiles(const RelaxGeom *g, long long blocks, int tile_rows, int start, int planes, int *tx_out,
+                       int *ty_out, int *rz_out, unsigned *tasks_out) {
   static const long long env_strips = ring3_env_strips();
   if (blocks < 1) blocks = 1;
   const long long tx = (g->nch + kTileX - 1LL) / kTileX, ty = (g->qn + tile_rows - 1LL) / tile_rows, tiles = tx * ty;
@@ -848,14 +850,14 @@ inline int ring3_tiles(const RelaxGeom *g, long long blocks, int tile_rows, int 
   }
   const long long rz = (g->mn + best_s - 1) / best_s, n = (g->mn + rz - 1) / rz;
   if (tiles * n + blocks >= max_tasks) return -1;
+  *tx_out = (int)tx;
   *ty_out = (int)ty;
   *rz_out = (int)rz;
   *tasks_out = (unsigned)(tiles * n);
   return 0;
 }
 inline int ring3_plan(RelaxGeom *g, long long blocks) {
-  g->tx = (int)((g->nch + kTileX - 1LL) / kTileX);
-  return ring3_tiles(g, blocks, kTileY, kStripStart, kStripPlanes, &g->ty, &g->rz, &g->btasks);
+  return ring3_tiles(g, blocks, kTileY, kStripStart, kStripPlanes, &g->tx, &g->ty, &g->rz, &g->btasks);
 }
 
 /* 3D two sweeps a pass (relax_pair_ring3): a task writes kPairTileY rows of
@@ -882,11 +884,10 @@ constexpr int kPairStripStart = 16;
 inline int ring3_pair_plan(RelaxGeom *g, long long blocks, int V) {
   const long long nch = g->nch;
   g->pabsorb = nch >= 2 * kTileX + 1 && (nch - 1) % kTileX == 0 && (g->x1 - 1) % V == 0;
-  g->ptx = (int)((nch - g->pabsorb + kTileX - 1LL) / kTileX);
-  g->tx = (int)((nch + kTileX - 1LL) / kTileX);
-  RelaxGeom t = *g;
+  RelaxGeom t = *g; /* the tiles cover the chunks but the absorbed one */
   t.nch = (int)(nch - g->pabsorb);
-  return ring3_tiles(&t, blocks, kPairTileY, kPairStripStart, COOP_PAIR3_PLANES, &g->pty, &g->prz, &g->pbtasks);
+  return ring3_tiles(&t, blocks, kPairTileY, kPairStripStart, COOP_PAIR3_PLANES, &g->ptx, &g->pty, &g->prz,
+                     &g->pbtasks);
 }
 
 /* 2D warp tasks: at most kRing2Rows rows (COOP_RING2_ROWS: another cap for
