@@ -212,6 +212,8 @@ static int setup_device(coop_relax *r) {
     COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->ctl.check_every, sv->resident_depth_req,
                                              sv->be->sm_count,
                                              &r->res));
+  if (r->res.blocks && r->res.replay)
+    COOP_CHECK(sv->be->alloc(sv->be, &r->res.ckpt, (size_t)r->res.ckpt_bytes));
   if (sv->fuse_sweeps_req == 2 && (!r->pair || r->res.blocks) && sv->comm->rank == 0)
     fprintf(stderr, "coopsolve: note: run.fuse_sweeps = 2 applies to a box of a rank alone streamed from "
                     "memory (not held on the chip); sweeping once a pass\n");
@@ -248,6 +250,7 @@ void coop_relax_destroy(coop_relax *r) {
 #if COOP_HAVE_CUDA
   for (int i = 0; i < GRAPH_CACHE; i++) coop_cuda_graph_destroy(r->graphs[i].exec);
   if (r->peers_open) coop_relax_peers_close(r->sv, &r->peers);
+  if (r->res.ckpt) r->sv->be->release(r->sv->be, r->res.ckpt);
 #endif
   free(r);
 }
@@ -594,7 +597,7 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
       sv->field_resident = r->res.shared ? 2 : 1;
       sv->resident_rows = r->res.rows;
       sv->resident_groups = r->res.groups;
-      sv->resident_save = r->res.save;
+      sv->resident_save = r->res.save ? 1 : r->res.replay ? 2 : 0;
       sv->resident_depth = r->res.shared ? 1 : r->res.depth;
     }
   }

@@ -93,7 +93,11 @@ typedef struct {
   int groups;                      /* thread groups per block, rows split among them */
   int f_smem;                      /* f held in shared memory */
   int shared;                      /* 1: the field in shared memory (solvers/relax_smem.cu), 0: registers */
-  int save;                        /* shared: a check keeps the measured field aside (else two passes) */
+  int save;                        /* shared: a check keeps the measured field aside (else two passes or replay) */
+  int replay;                      /* shared: close checks update too; a stop re-runs from a checkpoint */
+  long long ckpt_bytes;            /* replay: the checkpoint's size in device memory */
+  void *ckpt;                      /* replay: the checkpoint, allocated by the caller (ckpt_bytes) */
+  int lag;                         /* replay: each check tested after the next one's barrier (two checkpoints) */
   int depth;                       /* registers: sweeps between grid barriers (1..COOP_RELAX_MAX_DEPTH) */
   int nsave;                       /* registers: norm steps' fields a round keeps aside */
 } coop_relax_resident;

@@ -11,10 +11,17 @@ extern "C" {
 
 /* Most chunks a row (threads a block) of the shared-memory kernel. */
 #define COOP_SMEM_MAX_THREADS 1024
-/* A check in two passes (no room to keep the measured field) is planned only
- * for checks this many sweeps apart or more: closer, streaming is faster
- * (bench/results/2026-12-01-h200-smem-resident.md). */
+/* Where there is no room to keep the measured field aside, a check this
+ * many sweeps or more after the last is a read-only pass and a barrier of its
+ * own before the update (two passes: 2048^2 fp32 on the H200, 5.6 us a
+ * check, bench/results/2026-12-01-h200-smem-resident.md); closer checks
+ * update as they measure, and a stop re-runs the sweeps since the last
+ * checkpoint (replay). */
 #define COOP_SMEM_SPARSE_CHECKS 4
+/* replay: a norm step at least this many sweeps after the last checkpoint
+ * also writes the band to memory (the checkpoint), so a stop re-runs at most
+ * this many sweeps, or the checks' interval where that is longer. */
+#define COOP_SMEM_CKPT_SWEEPS 32
 /* The shapes measured, all faster than streaming: 9 to 32 warps a block and
  * bands of 1 to 46 rows. Outside them (a few warps marching hundreds of
  * dependent rows) the box streams until a measurement says otherwise. */
@@ -25,13 +32,17 @@ typedef struct {
   int blocks, threads, rows; /* bands (one block each), threads a block, rows of the largest band */
   int64_t bytes;             /* dynamic shared memory a block */
   int save, f_smem;          /* the measured field kept aside; f in shared memory */
+  int replay;                /* no room to keep it: a stop re-runs from a checkpoint in memory */
+  int64_t ckpt_bytes;        /* replay: the checkpoint, every owned row and the two beside them */
 } coop_smem_fit;
 
 /* The plan for a box of nch 16-byte chunks a row (ghost columns included)
  * and ny owned rows of tsize-byte values on sms SMs with room bytes of shared
- * memory a block: 1 and *out when it fits, 0 when the box should stream. */
+ * memory a block: 1 and *out when it fits, 0 when the box should stream.
+ * replay: 1 takes replay for sparse checks too (a benchmark's choice), 0 the
+ * rule above. */
 int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int64_t check_every, int sms,
-                       int64_t room, coop_smem_fit *out);
+                       int64_t room, int replay, coop_smem_fit *out);
 
 #ifdef __cplusplus
 }

@@ -21,16 +21,24 @@
  * The residual check: the stop test comes after the barrier, when the new
  * iterate has replaced the one measured. Where two copies of the band fit,
  * a check is a sweep that also copies the old values aside (as the register
- * kernel does). Where they do not (2048^2 fp32: 2 x 139 KB a block), a check
- * is a read-only pass that sums the residual, the grid barrier, the stop
- * test, and only then (going on) the update: one more pass and one more
- * barrier, so that plan is only taken for checks at least
- * COOP_SMEM_SPARSE_CHECKS sweeps apart (2048^2 fp32 on the H200, us a sweep: 11.6 against 8.9
- * streamed with a check every sweep, 6.0 against 7.6 every 100).
+ * kernel does). Where they do not (2048^2 fp32: 2 x 139 KB a block):
+ * - checks COOP_SMEM_SPARSE_CHECKS or more sweeps apart are a read-only pass
+ *   that sums the residual, the grid barrier, the stop test, and only then
+ *   (going on) the update: one more pass and one more barrier (2048^2 fp32 on
+ *   the H200, us a sweep: 11.6 against 8.9 streamed with a check every
+ *   sweep, 6.0 against 7.6 every 100);
+ * - closer checks (replay) update as they measure. A norm step at least
+ *   COOP_SMEM_CKPT_SWEEPS sweeps after the last checkpoint also writes the
+ *   old values to a checkpoint in memory (ck: every owned row and the two
+ *   beside them, [row][chunk]); a stop reloads the band and the rows beside
+ *   it from there and sweeps again up to the iterate measured, the same
+ *   sweeps with the same bits. The last check (max_iter) is read-only, so a
+ *   run to max_iter never re-runs.
  *
  * Same arithmetic as every other mode (relax_res2, same operands): the
  * iterates have the same bits. */
 #include <cooperative_groups.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/cuda_check.cuh"
@@ -50,8 +58,9 @@ constexpr int kSmemThreads = COOP_SMEM_MAX_THREADS; /* a band's row: at most 102
  * old in F, their edge columns go to nL/nR, the band's first and last new
  * rows to pub (the chunk's first row in the field in memory) where below and
  * above say there is a band to read them. NORM: the sum of squared residuals
- * of the owned points; with UPDATE, the old values go to S (same layout as F). */
-template <typename T, bool HAS_F, bool UPDATE, bool NORM>
+ * of the owned points; with UPDATE and SAVE, the old values go to S (same
+ * layout as F: shared memory, or the checkpoint in memory). */
+template <typename T, bool HAS_F, bool UPDATE, bool NORM, bool SAVE = NORM>
 __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>::type *F, int nthr,
                                             int rows, const typename Vec16<T>::type &up,
                                             const typename Vec16<T>::type &dn, unsigned om,
@@ -77,7 +86,7 @@ __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>
     if (HAS_F) fv = fp[r * fstride];
     const VT out = band_chunk<T, HAS_F, UPDATE, NORM>(cur, prev, nxt, fv, left, right, om, w0, w1, diag, c, sum);
     if (UPDATE) {
-      if (NORM) S[r * nthr] = cur;
+      if (NORM && SAVE) S[r * nthr] = cur;
       F[r * nthr] = out;
       if (lane == 0) nL[r * nw + w] = vget(out, 0);
       if (lane == 31) nR[r * nw + w] = vget(out, V - 1);
@@ -92,7 +101,7 @@ __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>
 template <typename T, bool HAS_F>
 __global__ void __launch_bounds__(kSmemThreads, 1)
     smem_kernel(RelaxPar P, ResGeom G, T *ua, T *ub, const T *__restrict__ f, SolveArgs a,
-                coop_relax_solve_state *st, long long *hi, double *hr) {
+                coop_relax_solve_state *st, long long *hi, double *hr, T *ckp) {
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -113,6 +122,9 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
   VT *fs = reinterpret_cast<VT *>(smem) + (G.save ? 2 : 1) * band;
   T *ecol = reinterpret_cast<T *>(fs + (HAS_F && G.f_smem ? band : 0));
   __shared__ double s_sum;
+  /* replay: row r of the band in the checkpoint at ck[r * nthr] (rows -1
+   * and rows: the neighbours') */
+  VT *ck = ckp ? reinterpret_cast<VT *>(ckp) + (long long)(r0 - G.om0 + 1) * nthr + tid : nullptr;
 
   unsigned om = 0; /* owned elements of the chunk */
 #pragma unroll
@@ -171,38 +183,116 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
     cur_f = new_f;                                                                              \
     new_f = t_;                                                                                 \
   } while (0)
+  /* replay: the checkpoints (two with lag: a check is tested at the next
+   * one, after the checkpoint that check may have taken) and their iterates */
+  const int nck = G.lag ? 2 : 1;
+  const long long ckn = (long long)(G.base * nb + G.extra + 2) * nthr; /* VTs a checkpoint */
+  long long icks[2] = {-1, -1}, ilast = -COOP_SMEM_CKPT_SWEEPS;
+  int knext = 0;
+  __shared__ double wsum[2][32]; /* lag: the warps' sums of the last two checks */
+  long long pend_it = -1;        /* lag: the iterate of check c_no - 1, tested after check c_no's barrier */
+  /* the iterate t from the latest checkpoint at or before it, into ans */
+#define SMEM_REPLAY(t, ans)                                                                       \
+  do {                                                                                            \
+    const int kb_ = icks[1] >= 0 && icks[1] <= (t) && (icks[0] > (t) || icks[1] > icks[0]) ? 1 : 0; \
+    const VT *c0_ = ck + kb_ * ckn;                                                               \
+    if (live)                                                                                     \
+      for (int r = 0; r < rows; r++) F[r * nthr] = c0_[r * nthr];                                 \
+    if (below) up = c0_[-nthr];                                                                   \
+    if (above) dn = c0_[rows * nthr];                                                             \
+    for (int r = 0; r < rows; r++) {                                                              \
+      const VT v_ = F[r * nthr];                                                                  \
+      if (lane == 0) ecol[par * es + r * nw + (tid >> 5)] = vget(v_, 0);                          \
+      if (lane == 31) ecol[par * es + rmax * nw + r * nw + (tid >> 5)] = vget(v_, V - 1);         \
+    }                                                                                             \
+    __syncthreads();                                                                              \
+    for (long long k_ = icks[kb_]; k_ < (t); k_++) {                                              \
+      SMEM_SWEEP();                                                                               \
+      steps++;                                                                                    \
+    }                                                                                             \
+    if (live)                                                                                     \
+      for (int r = 0; r < rows; r++) vstore_mask<T>((ans) + q0 + sy * r, F[r * nthr], om);        \
+  } while (0)
   for (;;) {
-    /* check c_no of iterate it: its sum goes to acc[c_no % 3]; the slot the
-     * next check uses was last read before the previous barrier */
+    /* check c_no of iterate it: its sum goes to acc[c_no % 3] (lag: % 4);
+     * the slot the next check uses was last read before the previous barrier */
     double part;
-    if (S) /* a sweep that keeps the old values in S */
+    const bool late = ck && it < a.max_iter; /* replay: update now, a stop re-runs from ck */
+    const bool take = late && it - ilast >= COOP_SMEM_CKPT_SWEEPS;
+    if (S || take) /* a sweep that keeps the old values in S or in a checkpoint */
       part = band_pass<T, HAS_F, true, true>(P, F, nthr, rows, up, dn, om, ecol + par * es,
                                              ecol + par * es + rmax * nw, ecol + (par ^ 1) * es,
                                              ecol + (par ^ 1) * es + rmax * nw, fp, fstride, new_f + q0,
-                                             sy, below, above, wl, wr, S);
+                                             sy, below, above, wl, wr, S ? S : ck + knext * ckn);
+    else if (late) /* a sweep that measures as it goes */
+      part = band_pass<T, HAS_F, true, true, false>(P, F, nthr, rows, up, dn, om, ecol + par * es,
+                                                    ecol + par * es + rmax * nw, ecol + (par ^ 1) * es,
+                                                    ecol + (par ^ 1) * es + rmax * nw, fp, fstride, new_f + q0,
+                                                    sy, below, above, wl, wr);
     else /* the residual alone */
       part = band_pass<T, HAS_F, false, true>(P, F, nthr, rows, up, dn, om, ecol + par * es,
                                               ecol + par * es + rmax * nw, nullptr, nullptr, fp, fstride,
                                               nullptr, sy, false, false, wl, wr);
+    if (take) {
+      icks[knext] = it;
+      ilast = it;
+      knext = (knext + 1) % nck;
+    }
+    const bool updated = S || late;
     steps++; /* counted as the register kernel's norm sweep is */
-    if (lead) st->acc[(c_no + 1) % 3] = 0.0;
-    block_sum_add(part, &st->acc[c_no % 3]);
+    if (G.lag && late) {
+      /* the warps' sums to shared memory; after the barrier warp 0 adds
+       * them up and thread 0 adds the block's to acc[c_no % 4], drained by
+       * the next barrier: no block barrier and no atomic before this one */
+      for (int o = 16; o > 0; o >>= 1) part += __shfl_down_sync(0xffffffffu, part, o);
+      if (lane == 0) wsum[c_no & 1][tid >> 5] = part;
+    } else {
+      if (lead) st->acc[G.lag ? (c_no + 2) % 4 : (c_no + 1) % 3] = 0.0;
+      block_sum_add(part, &st->acc[G.lag ? c_no % 4 : c_no % 3]);
+    }
     grid.sync();
-    if (tid == 0) s_sum = *(volatile double *)&st->acc[c_no % 3];
-    if (S) {
+    if (updated) {
       par ^= 1;
       if (below) up = vload(new_f + q0 - sy);
       if (above) dn = vload(new_f + q0 + sy * rows);
     }
-    __syncthreads();
-    reason = solve_check(s_sum, it, c_no, r0n, rn, a, lead, st, hi, hr);
-    c_no++;
-    if (reason) { /* the measured iterate, in S or still in F */
-      if (live)
-        for (int r = 0; r < rows; r++) vstore_mask<T>(cur_f + q0 + sy * r, (S ? S : F)[r * nthr], om);
-      break;
+    if (G.lag && pend_it >= 0) { /* check c_no - 1 */
+      if (tid == 0) s_sum = *(volatile double *)&st->acc[(c_no - 1) % 4];
+      __syncthreads();
+      reason = solve_check(s_sum, pend_it, c_no - 1, r0n, rn, a, lead, st, hi, hr);
+      if (reason) {
+        it = pend_it;
+        SMEM_REPLAY(pend_it, (pend_it & 1) ? ub : ua);
+        break;
+      }
+      pend_it = -1;
+      if (!late) __syncthreads(); /* s_sum is read again below */
     }
-    if (S) {
+    if (G.lag && late) {
+      if (lead) st->acc[(c_no + 2) % 4] = 0.0; /* check c_no - 2's, read before this barrier */
+      if (tid < 32) {
+        double v = tid < nw ? wsum[c_no & 1][tid] : 0.0;
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+        if (tid == 0) atomicAdd(&st->acc[c_no % 4], v);
+      }
+      pend_it = it;
+      c_no++;
+    } else {
+      if (tid == 0) s_sum = *(volatile double *)&st->acc[G.lag ? c_no % 4 : c_no % 3];
+      __syncthreads();
+      reason = solve_check(s_sum, it, c_no, r0n, rn, a, lead, st, hi, hr);
+      c_no++;
+      if (reason && late) {
+        SMEM_REPLAY(it, cur_f);
+        break;
+      }
+      if (reason) { /* the measured iterate, in S or still in F */
+        if (live)
+          for (int r = 0; r < rows; r++) vstore_mask<T>(cur_f + q0 + sy * r, (S ? S : F)[r * nthr], om);
+        break;
+      }
+    }
+    if (updated) {
       T *t = cur_f;
       cur_f = new_f;
       new_f = t;
@@ -216,6 +306,7 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
       steps++;
     }
   }
+#undef SMEM_REPLAY
 #undef SMEM_SWEEP
   if (lead) solve_finish(st, r0n, rn, it, steps, reason);
 }
@@ -241,8 +332,10 @@ extern "C" int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long 
   cudaFuncAttributes fa;
   COOP_CUDA(cudaFuncGetAttributes(&fa, k));
   coop_smem_fit fit;
+  /* COOP_SMEM_REPLAY=1: replay for sparse checks too (benchmarks) */
+  const char *rv = getenv("COOP_SMEM_REPLAY");
   if (!coop_smem_plan_fit(nch, gr->n[1], f32 ? 4 : 8, has_f, check_every, sms,
-                          optin - (long long)fa.sharedSizeBytes, &fit))
+                          optin - (long long)fa.sharedSizeBytes, rv && strcmp(rv, "1") == 0, &fit))
     return 0;
   COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fit.bytes));
   int per_sm = 0;
@@ -255,6 +348,13 @@ extern "C" int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long 
   p->smem = (int)fit.bytes;
   p->f_smem = fit.f_smem;
   p->save = fit.save;
+  p->replay = fit.replay;
+  p->ckpt_bytes = fit.ckpt_bytes;
+  /* COOP_SMEM_LAG=1: replay with each check tested after the next (two
+   * checkpoints) */
+  const char *lv = getenv("COOP_SMEM_LAG");
+  p->lag = fit.replay && lv && strcmp(lv, "1") == 0;
+  if (p->lag) p->ckpt_bytes *= 2;
   p->shared = 1;
   return 0;
 }
@@ -266,12 +366,14 @@ extern "C" int coop_relax_solve_smem_cuda(const coop_stencil *s, double c, void 
                                           const coop_relax_resident *p, void *stream) {
   if (p->blocks < 1 || !p->shared || s->grid.ndim != 2)
     return COOP_ERROR(COOP_ERR_RUNTIME, "no shared-memory plan for this box");
+  if (p->replay && !p->ckpt) return COOP_ERROR(COOP_ERR_RUNTIME, "a replay plan without its checkpoint");
   RelaxPar P = make_relax_par(s, c);
   SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
   ResGeom G = make_geom(s, p);
   cudaStream_t q = (cudaStream_t)stream;
   void *k = pick(s->grid.prec == COOP_FP32, f != NULL);
-  void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res};
+  void *ck = p->replay ? p->ckpt : nullptr;
+  void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res, &ck};
   COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, q));
   COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, p->smem));
   COOP_CUDA(cudaLaunchCooperativeKernel(k, dim3(p->blocks), dim3(p->threads), args, (size_t)p->smem, q));

@@ -69,7 +69,7 @@ typedef struct {
   int halo_fused;        /* 1: the halos went by stores inside the persistent kernel */
   int field_resident;    /* the field stayed on the chip across sweeps (run.resident): 1 in registers, 2 in shared memory */
   int resident_rows, resident_groups; /* its most rows a thread, thread groups per block */
-  int resident_save;     /* shared memory: a check kept the measured field aside (else two passes) */
+  int resident_save;     /* shared memory: a check kept the measured field aside (1), re-ran from a checkpoint on a stop (2), or took two passes (0) */
   int resident_depth;    /* registers: sweeps between grid barriers */
   int fused_sweeps;      /* 2: the streamed whole solve took two sweeps a pass */
   int nphases;

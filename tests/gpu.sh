@@ -35,7 +35,7 @@ fused_check() { # log: the fused multi-rank kernel ran (2 GPUs) or was declined 
 
 # one rank in grid mode on a 2D box that fits on the chip: the field held in
 # registers (run.resident); RESIDENT=shared for boxes too large for registers
-# (shared memory; SMEM_CHECK=aside or pass: how a residual check runs),
+# (shared memory; SMEM_CHECK=aside, pass or replay: how a residual check runs),
 # RESIDENT=0 for cases that stream (3D, run.blocks). The shared-memory boxes
 # are sized for 132 SMs with 232448 bytes a block (H200, H100 SXM): on other
 # GPUs their plans differ and only the fields are compared.
@@ -54,6 +54,7 @@ resident_check() { # log
       case "${SMEM_CHECK:-}" in
         aside) grep -q "check keeps the measured field aside" "$1" || { cat "$1"; fail "$1: not a one-pass check"; } ;;
         pass) grep -q "check is a pass and a barrier of its own" "$1" || { cat "$1"; fail "$1: not a two-pass check"; } ;;
+        replay) grep -q "a stop re-runs the sweeps since a checkpoint" "$1" || { cat "$1"; fail "$1: not a replay check"; } ;;
       esac ;;
     *) ! grep -q "field: held in" "$1" || { cat "$1"; fail "$1: a resident kernel ran"; } ;;
   esac
@@ -194,6 +195,9 @@ PAIR=1 RESIDENT=0 compare g3d-pair-absorb --set solver.rtol=0 --set solver.max_i
 TOL=1e-5 PAIR=1 RESIDENT=0 compare g3d-pair-absorb-fp32 --set solver.rtol=0 --set solver.max_iter=30 \
   --set solver.check_every=2 --set grid.dim=3 --set grid.nx=256 --set grid.ny=9 --set grid.nz=10 \
   --set solver.precision=fp32 --set problem.type=laplace --set run.fuse_sweeps=2
+# strips of the plan's longest (96 planes: one tile, one block, 192 planes)
+PAIR=1 RESIDENT=0 compare g3d-pair-long --set solver.rtol=0 --set solver.max_iter=21 --set solver.check_every=5 \
+  --set grid.dim=3 --set grid.nx=62 --set grid.ny=6 --set grid.nz=192 --set run.blocks=1 --set run.fuse_sweeps=2
 PAIR=1 RESIDENT=0 compare g3d-pair-conv --set solver.rtol=1e-5 --set solver.max_iter=20000 --set solver.check_every=1 \
   --set grid.dim=3 --set grid.nx=21 --set grid.ny=19 --set grid.nz=17 --set grid.ghost=2 --set run.fuse_sweeps=2
 # the resident kernel's shapes (on 132 SMs; rows a thread x thread groups a
@@ -255,10 +259,23 @@ TOL=1e-5 RESIDENT=shared SMEM_CHECK=pass compare g2d-smem-fp32 --set solver.rtol
   --set grid.nx=2100 --set grid.ny=1800 --set solver.precision=fp32
 RESIDENT=shared SMEM_CHECK=pass compare g2d-smem-conv2 --set grid.nx=1001 --set grid.ny=2000 --set problem.type=laplace \
   --set solver.rtol=0.1 --set solver.check_every=5
+# closer checks where two bands do not fit update as they measure, with a
+# checkpoint every 32 sweeps or more: fp32 with a source to max_iter (the last
+# check read-only, no re-run); stops by rtol that re-run from the checkpoint
+# of iterate 0 (fp64, 512 threads, bands of 15-16 rows, a check every sweep)
+# (11 iterations on the host) and from the one of iterate 33 (checks every
+# 3: 57 iterations)
+TOL=1e-5 RESIDENT=shared SMEM_CHECK=replay compare g2d-smem-replay --set solver.rtol=0 --set solver.max_iter=45 \
+  --set solver.check_every=1 --set grid.nx=2100 --set grid.ny=1800 --set solver.precision=fp32
+RESIDENT=shared SMEM_CHECK=replay compare g2d-smem-replay-conv --set grid.nx=1001 --set grid.ny=2000 \
+  --set problem.type=laplace --set solver.rtol=0.1 --set solver.check_every=1
+RESIDENT=shared SMEM_CHECK=replay compare g2d-smem-replay-conv3 --set grid.nx=1001 --set grid.ny=2000 \
+  --set problem.type=laplace --set solver.rtol=0.03 --set solver.check_every=3
 # a converged solve: at one rank grid mode runs it in one launch, stop test included
 compare conv --set grid.nx=64 --set grid.ny=48 --set solver.rtol=1e-8 --set solver.check_every=100
 # (g2d-smem-conv and -conv2 above: 1735 and 15 iterations on the host)
-for f in "$TMP"/conv-*-*.h5 "$TMP"/g2d-smem-conv-*-*.h5 "$TMP"/g2d-smem-conv2-*-*.h5; do
+for f in "$TMP"/conv-*-*.h5 "$TMP"/g2d-smem-conv-*-*.h5 "$TMP"/g2d-smem-conv2-*-*.h5 \
+  "$TMP"/g2d-smem-replay-conv-*-*.h5 "$TMP"/g2d-smem-replay-conv3-*-*.h5; do
   [ -e "$f" ] || continue # a case left out by COOP_GPU_CASES
   case $f in *-host.h5) continue ;; esac # conv-d4-host.h5: the reference itself
   h=${f##*/} # the case's name: the file's less -MODE-RANKS-HALO.h5
