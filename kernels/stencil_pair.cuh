@@ -331,6 +331,7 @@ __device__ void relax_pair_ring3(const RelaxPar &P, const RelaxGeom &G, const T 
                                  const T *__restrict__ f, unsigned b0, unsigned bs, const TaskQueue &Q,
                                  double &s0, double &s1) {
   static_assert(kPieces3 == 1, "the 3D two-sweep march takes one warp a tile row (COOP_TILE3_PIECES 1)");
+  static_assert(kTileY == kPairTileY + 2, "a whole pair tile: every warp's first-sweep row is read");
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   constexpr unsigned kFull = 0xffffffffu;
@@ -468,10 +469,15 @@ __device__ void relax_pair_ring3(const RelaxPar &P, const RelaxGeom &G, const T 
        * u_{k+1} parities are constants (shared-memory addresses an offset
        * from one register) and the marching registers are renamed, not moved. */
       const int nsteps = rows + 2;
-      /* COMP: this warp's row is computed (warp-uniform, hoisted so that the
-       * march's registers are not merged across a branch every step) */
+      /* CM 1: every warp's row is computed (a whole tile: hoisted so that the
+       * march's registers are not merged across a branch every step); CM 2:
+       * a last tile of fewer rows, `comp` tested each step. One march for
+       * the whole block either way: __syncthreads is the aligned barrier,
+       * every thread at the same instruction (a march for each value of
+       * comp ran warps through different copies of the loop's barrier:
+       * synccheck's errors, session 19) */
       auto march = [&](auto comp_t) {
-      constexpr bool COMP = decltype(comp_t)::value;
+      constexpr int CM = decltype(comp_t)::value;
       for (int r0 = 0; r0 < nsteps; r0 += kRing3) {
 #pragma unroll
       for (int k = 0; k < kRing3; k++) {
@@ -485,7 +491,7 @@ __device__ void relax_pair_ring3(const RelaxPar &P, const RelaxGeom &G, const T 
         cp_async_wait<kRing3 - 3>(); /* plane z + 1 (this thread's copies) */
         __syncthreads();             /* everyone's; u_{k+1} of plane z - 1; plane z - 1 of u_k is read by no one */
         load(sp);
-        if constexpr (COMP) {
+        if (CM == 1 || comp) {
           const VT next = R.v[sn][jr + 1][lane], ym = R.v[s][jr][lane], yp = R.v[s][jr + 2][lane];
           VT fn = fc;
           T fln = flc, frn = frc;
@@ -582,10 +588,10 @@ __device__ void relax_pair_ring3(const RelaxPar &P, const RelaxGeom &G, const T 
       }
       }
       };
-      if (comp)
-        march(std::true_type());
+      if (ny == kPairTileY) /* comp for every warp: jr <= kPairTileY + 1 */
+        march(std::integral_constant<int, 1>());
       else
-        march(std::false_type());
+        march(std::integral_constant<int, 2>());
     };
     if (plain)
       task(std::true_type());

@@ -20,7 +20,6 @@ struct ResGeom {
   int f_smem;       /* f copied into shared memory (else read from L2 each sweep) */
   int save;         /* shared-memory kernel: room for the measured field of a check */
   int nsave;        /* register kernel: norm steps' fields a round keeps aside */
-  int lag;          /* shared-memory kernel, replay: a check tested after the next one's barrier */
 };
 
 template <typename T>
@@ -80,7 +79,6 @@ inline ResGeom make_geom(const coop_stencil *s, const coop_relax_resident *p) {
   g.f_smem = p->f_smem;
   g.save = p->save;
   g.nsave = p->nsave > 0 ? p->nsave : 1;
-  g.lag = p->lag;
   return g;
 }
 

@@ -97,7 +97,6 @@ typedef struct {
   int replay;                      /* shared: close checks update too; a stop re-runs from a checkpoint */
   long long ckpt_bytes;            /* replay: the checkpoint's size in device memory */
   void *ckpt;                      /* replay: the checkpoint, allocated by the caller (ckpt_bytes) */
-  int lag;                         /* replay: each check tested after the next one's barrier (two checkpoints) */
   int depth;                       /* registers: sweeps between grid barriers (1..COOP_RELAX_MAX_DEPTH) */
   int nsave;                       /* registers: norm steps' fields a round keeps aside */
 } coop_relax_resident;

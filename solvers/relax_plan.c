@@ -4,7 +4,8 @@
 #include <string.h>
 
 int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int64_t check_every, int sms,
-                       int64_t room, int replay, coop_smem_fit *out) {
+                       int64_t room, coop_smem_fit *out) {
+  (void)check_every;
   memset(out, 0, sizeof *out);
   if (nch < 1 || ny < 1 || sms < 1 || (tsize != 4 && tsize != 8) || room <= 0) return 0;
   if (nch > COOP_SMEM_MAX_THREADS) return 0;
@@ -19,7 +20,7 @@ int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int64_t ch
   if (bytes > room) return 0;
   const int save = bytes + band <= room;
   if (save) bytes += band;
-  else out->replay = replay || check_every < COOP_SMEM_SPARSE_CHECKS;
+  out->replay = !save;
   if (out->replay) out->ckpt_bytes = (ny + 2) * threads * 16; /* ny <= sms * 64 */
   const int f_smem = has_f && bytes + band <= room;
   if (f_smem) bytes += band;

@@ -11,14 +11,9 @@ extern "C" {
 
 /* Most chunks a row (threads a block) of the shared-memory kernel. */
 #define COOP_SMEM_MAX_THREADS 1024
-/* Where there is no room to keep the measured field aside, a check this
- * many sweeps or more after the last is a read-only pass and a barrier of its
- * own before the update (two passes: 2048^2 fp32 on the H200, 5.6 us a
- * check, bench/results/2026-12-01-h200-smem-resident.md); closer checks
- * update as they measure, and a stop re-runs the sweeps since the last
- * checkpoint (replay). */
-#define COOP_SMEM_SPARSE_CHECKS 4
-/* replay: a norm step at least this many sweeps after the last checkpoint
+/* Where there is no room to keep the measured field aside, a check updates
+ * as it measures and a stop re-runs the sweeps since the last checkpoint
+ * (replay). A norm step at least this many sweeps after the last checkpoint
  * also writes the band to memory (the checkpoint), so a stop re-runs at most
  * this many sweeps, or the checks' interval where that is longer. */
 #define COOP_SMEM_CKPT_SWEEPS 32
@@ -32,17 +27,16 @@ typedef struct {
   int blocks, threads, rows; /* bands (one block each), threads a block, rows of the largest band */
   int64_t bytes;             /* dynamic shared memory a block */
   int save, f_smem;          /* the measured field kept aside; f in shared memory */
-  int replay;                /* no room to keep it: a stop re-runs from a checkpoint in memory */
+  int replay;                /* no room to keep it: a stop re-runs from a checkpoint in memory (!save) */
   int64_t ckpt_bytes;        /* replay: the checkpoint, every owned row and the two beside them */
 } coop_smem_fit;
 
 /* The plan for a box of nch 16-byte chunks a row (ghost columns included)
  * and ny owned rows of tsize-byte values on sms SMs with room bytes of shared
  * memory a block: 1 and *out when it fits, 0 when the box should stream.
- * replay: 1 takes replay for sparse checks too (a benchmark's choice), 0 the
- * rule above. */
+ * check_every: unused since every interval plans alike (kept for callers). */
 int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int64_t check_every, int sms,
-                       int64_t room, int replay, coop_smem_fit *out);
+                       int64_t room, coop_smem_fit *out);
 
 #ifdef __cplusplus
 }

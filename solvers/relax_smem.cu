@@ -21,19 +21,20 @@
  * The residual check: the stop test comes after the barrier, when the new
  * iterate has replaced the one measured. Where two copies of the band fit,
  * a check is a sweep that also copies the old values aside (as the register
- * kernel does). Where they do not (2048^2 fp32: 2 x 139 KB a block):
- * - checks COOP_SMEM_SPARSE_CHECKS or more sweeps apart are a read-only pass
- *   that sums the residual, the grid barrier, the stop test, and only then
- *   (going on) the update: one more pass and one more barrier (2048^2 fp32 on
- *   the H200, us a sweep: 11.6 against 8.9 streamed with a check every
- *   sweep, 6.0 against 7.6 every 100);
- * - closer checks (replay) update as they measure. A norm step at least
- *   COOP_SMEM_CKPT_SWEEPS sweeps after the last checkpoint also writes the
- *   old values to a checkpoint in memory (ck: every owned row and the two
- *   beside them, [row][chunk]); a stop reloads the band and the rows beside
- *   it from there and sweeps again up to the iterate measured, the same
- *   sweeps with the same bits. The last check (max_iter) is read-only, so a
- *   run to max_iter never re-runs.
+ * kernel does). Where they do not (2048^2 fp32: 2 x 139 KB a block), a
+ * check updates as it measures (replay): a norm step at least
+ * COOP_SMEM_CKPT_SWEEPS sweeps after the last checkpoint also writes the old
+ * values to a checkpoint in memory (ck: every owned row and the two beside
+ * them, [row][chunk]); a stop reloads the band and the rows beside it from
+ * there and sweeps again up to the iterate measured, the same sweeps with
+ * the same bits. The last check (max_iter) is a read-only pass, so a run to
+ * max_iter never re-runs. Replay replaced a read-only pass, a barrier and
+ * the stop test before each update (two passes), which cost 5.6 us a check
+ * at 2048^2 fp32 and so streamed the box for close checks: on the H200,
+ * 2048^2 fp32, us a sweep, replay against two passes 6.40-6.52 / 7.00-7.35
+ * a check every 4 sweeps, 5.75-5.92 / 5.60-5.80 every 100; against
+ * streaming 8.72 / 9.24-9.35 every sweep
+ * (bench/results/2026-12-03-h200-smem-replay.md).
  *
  * Same arithmetic as every other mode (relax_res2, same operands): the
  * iterates have the same bits. */
@@ -183,47 +184,18 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
     cur_f = new_f;                                                                              \
     new_f = t_;                                                                                 \
   } while (0)
-  /* replay: the checkpoints (two with lag: a check is tested at the next
-   * one, after the checkpoint that check may have taken) and their iterates */
-  const int nck = G.lag ? 2 : 1;
-  const long long ckn = (long long)(G.base * nb + G.extra + 2) * nthr; /* VTs a checkpoint */
-  long long icks[2] = {-1, -1}, ilast = -COOP_SMEM_CKPT_SWEEPS;
-  int knext = 0;
-  __shared__ double wsum[2][32]; /* lag: the warps' sums of the last two checks */
-  long long pend_it = -1;        /* lag: the iterate of check c_no - 1, tested after check c_no's barrier */
-  /* the iterate t from the latest checkpoint at or before it, into ans */
-#define SMEM_REPLAY(t, ans)                                                                       \
-  do {                                                                                            \
-    const int kb_ = icks[1] >= 0 && icks[1] <= (t) && (icks[0] > (t) || icks[1] > icks[0]) ? 1 : 0; \
-    const VT *c0_ = ck + kb_ * ckn;                                                               \
-    if (live)                                                                                     \
-      for (int r = 0; r < rows; r++) F[r * nthr] = c0_[r * nthr];                                 \
-    if (below) up = c0_[-nthr];                                                                   \
-    if (above) dn = c0_[rows * nthr];                                                             \
-    for (int r = 0; r < rows; r++) {                                                              \
-      const VT v_ = F[r * nthr];                                                                  \
-      if (lane == 0) ecol[par * es + r * nw + (tid >> 5)] = vget(v_, 0);                          \
-      if (lane == 31) ecol[par * es + rmax * nw + r * nw + (tid >> 5)] = vget(v_, V - 1);         \
-    }                                                                                             \
-    __syncthreads();                                                                              \
-    for (long long k_ = icks[kb_]; k_ < (t); k_++) {                                              \
-      SMEM_SWEEP();                                                                               \
-      steps++;                                                                                    \
-    }                                                                                             \
-    if (live)                                                                                     \
-      for (int r = 0; r < rows; r++) vstore_mask<T>((ans) + q0 + sy * r, F[r * nthr], om);        \
-  } while (0)
+  long long ick = -1, ilast = -COOP_SMEM_CKPT_SWEEPS; /* the iterate in ck */
   for (;;) {
-    /* check c_no of iterate it: its sum goes to acc[c_no % 3] (lag: % 4);
-     * the slot the next check uses was last read before the previous barrier */
+    /* check c_no of iterate it: its sum goes to acc[c_no % 3]; the slot the
+     * next check uses was last read before the previous barrier */
     double part;
     const bool late = ck && it < a.max_iter; /* replay: update now, a stop re-runs from ck */
     const bool take = late && it - ilast >= COOP_SMEM_CKPT_SWEEPS;
-    if (S || take) /* a sweep that keeps the old values in S or in a checkpoint */
+    if (S || take) /* a sweep that keeps the old values in S or in the checkpoint */
       part = band_pass<T, HAS_F, true, true>(P, F, nthr, rows, up, dn, om, ecol + par * es,
                                              ecol + par * es + rmax * nw, ecol + (par ^ 1) * es,
                                              ecol + (par ^ 1) * es + rmax * nw, fp, fstride, new_f + q0,
-                                             sy, below, above, wl, wr, S ? S : ck + knext * ckn);
+                                             sy, below, above, wl, wr, S ? S : ck);
     else if (late) /* a sweep that measures as it goes */
       part = band_pass<T, HAS_F, true, true, false>(P, F, nthr, rows, up, dn, om, ecol + par * es,
                                                     ecol + par * es + rmax * nw, ecol + (par ^ 1) * es,
@@ -233,64 +205,48 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
       part = band_pass<T, HAS_F, false, true>(P, F, nthr, rows, up, dn, om, ecol + par * es,
                                               ecol + par * es + rmax * nw, nullptr, nullptr, fp, fstride,
                                               nullptr, sy, false, false, wl, wr);
-    if (take) {
-      icks[knext] = it;
-      ilast = it;
-      knext = (knext + 1) % nck;
-    }
+    if (take) ick = ilast = it;
     const bool updated = S || late;
     steps++; /* counted as the register kernel's norm sweep is */
-    if (G.lag && late) {
-      /* the warps' sums to shared memory; after the barrier warp 0 adds
-       * them up and thread 0 adds the block's to acc[c_no % 4], drained by
-       * the next barrier: no block barrier and no atomic before this one */
-      for (int o = 16; o > 0; o >>= 1) part += __shfl_down_sync(0xffffffffu, part, o);
-      if (lane == 0) wsum[c_no & 1][tid >> 5] = part;
-    } else {
-      if (lead) st->acc[G.lag ? (c_no + 2) % 4 : (c_no + 1) % 3] = 0.0;
-      block_sum_add(part, &st->acc[G.lag ? c_no % 4 : c_no % 3]);
-    }
+    if (lead) st->acc[(c_no + 1) % 3] = 0.0;
+    block_sum_add(part, &st->acc[c_no % 3]);
     grid.sync();
+    if (tid == 0) s_sum = *(volatile double *)&st->acc[c_no % 3];
     if (updated) {
       par ^= 1;
       if (below) up = vload(new_f + q0 - sy);
       if (above) dn = vload(new_f + q0 + sy * rows);
     }
-    if (G.lag && pend_it >= 0) { /* check c_no - 1 */
-      if (tid == 0) s_sum = *(volatile double *)&st->acc[(c_no - 1) % 4];
-      __syncthreads();
-      reason = solve_check(s_sum, pend_it, c_no - 1, r0n, rn, a, lead, st, hi, hr);
-      if (reason) {
-        it = pend_it;
-        SMEM_REPLAY(pend_it, (pend_it & 1) ? ub : ua);
-        break;
+    __syncthreads();
+    reason = solve_check(s_sum, it, c_no, r0n, rn, a, lead, st, hi, hr);
+    c_no++;
+    if (reason && late) {
+      /* iterate ick from the checkpoint (the band and the rows beside it,
+       * written before a barrier already passed), then the sweeps since it
+       * again up to the iterate measured, whose buffer is cur_f now */
+      T *const ans = cur_f;
+      if (live)
+        for (int r = 0; r < rows; r++) F[r * nthr] = ck[r * nthr];
+      if (below) up = ck[-nthr];
+      if (above) dn = ck[rows * nthr];
+      for (int r = 0; r < rows; r++) {
+        const VT v = F[r * nthr];
+        if (lane == 0) ecol[par * es + r * nw + w] = vget(v, 0);
+        if (lane == 31) ecol[par * es + rmax * nw + r * nw + w] = vget(v, V - 1);
       }
-      pend_it = -1;
-      if (!late) __syncthreads(); /* s_sum is read again below */
+      __syncthreads();
+      for (long long k = ick; k < it; k++) {
+        SMEM_SWEEP();
+        steps++;
+      }
+      if (live)
+        for (int r = 0; r < rows; r++) vstore_mask<T>(ans + q0 + sy * r, F[r * nthr], om);
+      break;
     }
-    if (G.lag && late) {
-      if (lead) st->acc[(c_no + 2) % 4] = 0.0; /* check c_no - 2's, read before this barrier */
-      if (tid < 32) {
-        double v = tid < nw ? wsum[c_no & 1][tid] : 0.0;
-        for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-        if (tid == 0) atomicAdd(&st->acc[c_no % 4], v);
-      }
-      pend_it = it;
-      c_no++;
-    } else {
-      if (tid == 0) s_sum = *(volatile double *)&st->acc[G.lag ? c_no % 4 : c_no % 3];
-      __syncthreads();
-      reason = solve_check(s_sum, it, c_no, r0n, rn, a, lead, st, hi, hr);
-      c_no++;
-      if (reason && late) {
-        SMEM_REPLAY(it, cur_f);
-        break;
-      }
-      if (reason) { /* the measured iterate, in S or still in F */
-        if (live)
-          for (int r = 0; r < rows; r++) vstore_mask<T>(cur_f + q0 + sy * r, (S ? S : F)[r * nthr], om);
-        break;
-      }
+    if (reason) { /* the measured iterate, in S or still in F */
+      if (live)
+        for (int r = 0; r < rows; r++) vstore_mask<T>(cur_f + q0 + sy * r, (S ? S : F)[r * nthr], om);
+      break;
     }
     if (updated) {
       T *t = cur_f;
@@ -306,7 +262,6 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
       steps++;
     }
   }
-#undef SMEM_REPLAY
 #undef SMEM_SWEEP
   if (lead) solve_finish(st, r0n, rn, it, steps, reason);
 }
@@ -332,10 +287,8 @@ extern "C" int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long 
   cudaFuncAttributes fa;
   COOP_CUDA(cudaFuncGetAttributes(&fa, k));
   coop_smem_fit fit;
-  /* COOP_SMEM_REPLAY=1: replay for sparse checks too (benchmarks) */
-  const char *rv = getenv("COOP_SMEM_REPLAY");
   if (!coop_smem_plan_fit(nch, gr->n[1], f32 ? 4 : 8, has_f, check_every, sms,
-                          optin - (long long)fa.sharedSizeBytes, rv && strcmp(rv, "1") == 0, &fit))
+                          optin - (long long)fa.sharedSizeBytes, &fit))
     return 0;
   COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fit.bytes));
   int per_sm = 0;
@@ -350,11 +303,6 @@ extern "C" int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long 
   p->save = fit.save;
   p->replay = fit.replay;
   p->ckpt_bytes = fit.ckpt_bytes;
-  /* COOP_SMEM_LAG=1: replay with each check tested after the next (two
-   * checkpoints) */
-  const char *lv = getenv("COOP_SMEM_LAG");
-  p->lag = fit.replay && lv && strcmp(lv, "1") == 0;
-  if (p->lag) p->ckpt_bytes *= 2;
   p->shared = 1;
   return 0;
 }

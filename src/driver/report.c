@@ -326,9 +326,8 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
   if (sv->field_resident == 2)
     printf("  field: held in shared memory across sweeps, band edges through L2 (run.resident: at most "
            "%d rows a block; a residual check %s)\n", sv->resident_rows,
-           sv->resident_save == 1   ? "keeps the measured field aside"
-           : sv->resident_save == 2 ? "updates as it measures; a stop re-runs the sweeps since a checkpoint in memory"
-                                    : "is a pass and a barrier of its own");
+           sv->resident_save == 1 ? "keeps the measured field aside"
+                                  : "updates as it measures; a stop re-runs the sweeps since a checkpoint in memory");
   printf("  throughput  %.1f Munknowns/s, %.1f GB/s (by the method's count of %.0f bytes per iteration on rank 0)\n",
          fig->mpts, fig->gbs, sv->bytes_per_iter);
   if (fig->gpus && fig->gpus < c->size)
