@@ -120,9 +120,10 @@ __device__ __forceinline__ T relax_res3(T ce, T l, T r, T ym, T yp, T zm, T zp, 
  * the squares could have overflowed or lost bits below float's range (a sum
  * past 2^100 or under 2^-100), they are added in double as before, so a
  * diverging or tiny residual is measured as the host does; four exact zeros
- * are skipped (the double sum is the same). fp64
+ * are skipped (the double sum is the same; SKIP0 false: not, for the
+ * register-resident kernels, where the skip cost 4% at 1024^2, session 19). fp64
  * adds each square in turn, as before. */
-template <typename T, int V>
+template <typename T, int V, bool SKIP0 = true>
 __device__ __forceinline__ void chunk_sq_add(const T (&r)[V], double &sum) {
   if (sizeof(T) == 4) {
     T s = (T)0;
@@ -135,10 +136,12 @@ __device__ __forceinline__ void chunk_sq_add(const T (&r)[V], double &sum) {
     /* four exact zeros add nothing in double either: a Laplace problem
      * swept from a zero field has them wherever the boundary's values have
      * not yet reached, and masked chunks are all zeros */
-    bool zero = true;
+    if (SKIP0) {
+      bool zero = true;
 #pragma unroll
-    for (int e = 0; e < V; e++) zero = zero && r[e] == (T)0;
-    if (zero) return;
+      for (int e = 0; e < V; e++) zero = zero && r[e] == (T)0;
+      if (zero) return;
+    }
   }
 #pragma unroll
   for (int e = 0; e < V; e++) sum += (double)r[e] * (double)r[e];

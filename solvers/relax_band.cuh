@@ -34,7 +34,7 @@ __device__ __forceinline__ typename Vec16<T>::type vzero() {
  * others keep ce) and, NORM, their squared residuals added to sum; left and
  * right are the x neighbours beyond the chunk, prev and nxt the rows beside
  * it. The same operands as relax_range, so the same bits. */
-template <typename T, bool HAS_F, bool UPDATE, bool NORM>
+template <typename T, bool HAS_F, bool UPDATE, bool NORM, bool SKIP0 = true>
 __device__ __forceinline__ typename Vec16<T>::type band_chunk(
     const typename Vec16<T>::type &cur, const typename Vec16<T>::type &prev,
     const typename Vec16<T>::type &nxt, const typename Vec16<T>::type &fv, T left, T right, unsigned om,
@@ -51,7 +51,7 @@ __device__ __forceinline__ typename Vec16<T>::type band_chunk(
     if (UPDATE && ((om >> e) & 1u)) vset(out, e, ce + c * res);
     sq[e] = (om >> e) & 1u ? res : (T)0;
   }
-  if (NORM) chunk_sq_add<T, V>(sq, sum);
+  if (NORM) chunk_sq_add<T, V, SKIP0>(sq, sum);
   return out;
 }
 
