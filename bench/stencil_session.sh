@@ -120,6 +120,11 @@ for stage in "$@"; do
             --backend cuda --set run.sync=grid --set run.halo=ipc --set grid.ghost=3 --set grid.nx=203 \
             --set grid.ny=77 --set solver.max_iter=30 --set output.monitor_every=0 --output /tmp/cs2.h5 2>&1 |
             grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK|reason' | sed "s/^/$tool 2 ranks ipc: /" || status=1
+          # the shared-memory solve's replay: a stop by rtol re-runs 11 sweeps from a checkpoint
+          "$cs" --tool $tool --error-exitcode 9 ./coopsolve "$src/inputs/quickstart.ini" --backend cuda \
+            --set run.sync=grid --set grid.nx=1001 --set grid.ny=2000 --set problem.type=laplace \
+            --set solver.rtol=0.1 --set solver.check_every=1 --set output.monitor_every=0 --output /tmp/cs4.h5 2>&1 |
+            grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK|reason' | sed "s/^/$tool smem replay: /" || status=1
           "$cs" --tool $tool --error-exitcode 9 ./coopsolve "$src/inputs/quickstart.ini" --backend cuda \
             --set solver.name=heat --set run.sync=grid --set grid.nx=77 --set grid.ny=53 --set solver.max_iter=40 \
             --set output.every=10 --set output.monitor_every=0 --output /tmp/cs3.h5 2>&1 |
