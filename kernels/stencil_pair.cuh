@@ -331,7 +331,7 @@ __device__ void relax_pair_ring3(const RelaxPar &P, const RelaxGeom &G, const T 
                                  const T *__restrict__ f, unsigned b0, unsigned bs, const TaskQueue &Q,
                                  double &s0, double &s1) {
   static_assert(kPieces3 == 1, "the 3D two-sweep march takes one warp a tile row (COOP_TILE3_PIECES 1)");
-  static_assert(kTileY == kPairTileY + 2, "a whole pair tile: every warp's first-sweep row is read");
+  static_assert(RELAX_THREADS / 32 == kPairTileY + 2, "a whole pair tile: every warp's first-sweep row is read");
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   constexpr unsigned kFull = 0xffffffffu;

@@ -223,7 +223,14 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
     if (reason && late) {
       /* iterate ick from the checkpoint (the band and the rows beside it,
        * written before a barrier already passed), then the sweeps since it
-       * again up to the iterate measured, whose buffer is cur_f now */
+       * again up to the iterate measured, whose buffer is cur_f now. Two
+       * overlaps in global memory, both benign (review, session 19): the
+       * first re-run sweep publishes into new_f while a slower neighbour may
+       * still load the check's edge rows from it, values it then replaces
+       * from ck; and the last re-run sweep may publish into ans while its
+       * neighbours load from it, rows this block then stores again with the
+       * same bits. A grid barrier before each would close them, once a
+       * solve, but was not run on the GPU this session. */
       T *const ans = cur_f;
       if (live)
         for (int r = 0; r < rows; r++) F[r * nthr] = ck[r * nthr];
