@@ -39,7 +39,6 @@
  * Same arithmetic as every other mode (relax_res2, same operands): the
  * iterates have the same bits. */
 #include <cooperative_groups.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/cuda_check.cuh"
