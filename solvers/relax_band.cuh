@@ -55,6 +55,65 @@ __device__ __forceinline__ typename Vec16<T>::type band_chunk(
   return out;
 }
 
+/* A chunk's owned elements as word masks (all ones: owned, else zero), for
+ * band_chunk_mk. Laundered through a mov so that the compiler cannot see
+ * they are 0 or ~0 and turn the LOP3 selects back into predicated ones. */
+template <typename T>
+struct ChunkMask {
+  unsigned m[Vec16<T>::n];
+};
+template <typename T>
+__device__ __forceinline__ ChunkMask<T> chunk_mask(unsigned om) {
+  ChunkMask<T> k;
+#pragma unroll
+  for (int e = 0; e < Vec16<T>::n; e++) {
+    const unsigned b = (om >> e) & 1u ? ~0u : 0u;
+    asm("mov.b32 %0, %1;" : "=r"(k.m[e]) : "r"(b));
+  }
+  return k;
+}
+/* x where m is all ones, y where it is zero, bit by bit: one LOP3 a word */
+__device__ __forceinline__ unsigned mask_sel(unsigned x, unsigned y, unsigned m) {
+  unsigned d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(d) : "r"(x), "r"(y), "r"(m));
+  return d;
+}
+__device__ __forceinline__ float mask_sel(float x, float y, unsigned m) {
+  return __uint_as_float(mask_sel(__float_as_uint(x), __float_as_uint(y), m));
+}
+__device__ __forceinline__ double mask_sel(double x, double y, unsigned m) {
+  return __hiloint2double((int)mask_sel((unsigned)__double2hiint(x), (unsigned)__double2hiint(y), m),
+                          (int)mask_sel((unsigned)__double2loint(x), (unsigned)__double2loint(y), m));
+}
+
+/* band_chunk with the owned elements as word masks: the same values and
+ * sums, without a predicate an element. Four per-element selects took more
+ * predicates than the row loop of the shared-memory kernel had left, so
+ * ptxas kept them in a register's bits and unpacked them every row (about
+ * 15 LOP3 a row, ptxas sm_90, session 20). */
+template <typename T, bool HAS_F, bool UPDATE, bool NORM, bool SKIP0 = true>
+__device__ __forceinline__ typename Vec16<T>::type band_chunk_mk(
+    const typename Vec16<T>::type &cur, const typename Vec16<T>::type &prev,
+    const typename Vec16<T>::type &nxt, const typename Vec16<T>::type &fv, T left, T right,
+    const ChunkMask<T> &mk, T w0, T w1, T diag, T c, double &sum) {
+  constexpr int V = Vec16<T>::n;
+  typename Vec16<T>::type out = cur;
+  T sq[V];
+#pragma unroll
+  for (int e = 0; e < V; e++) {
+    const T ce = vget(cur, e);
+    const T l = e == 0 ? left : vget(cur, e - 1);
+    const T rr = e == V - 1 ? right : vget(cur, e + 1);
+    const T res = relax_res2<T, HAS_F>(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
+    if (UPDATE) vset(out, e, mask_sel(ce + c * res, ce, mk.m[e]));
+    /* without f, res is -A u: square A u, the same bits, so that the
+     * negation stays folded into the update's FFMA */
+    sq[e] = mask_sel(HAS_F ? res : -res, (T)0, mk.m[e]);
+  }
+  if (NORM) chunk_sq_add<T, V, SKIP0>(sq, sum);
+  return out;
+}
+
 /* Chunks a row of the owned box spans, its ghost columns included (a
  * thread each): the plans' and the kernels' count. */
 inline long long band_chunks(const coop_grid *gr) {

@@ -107,8 +107,7 @@ typedef struct {
 int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, long long check_every, int depth,
                                   int sms, coop_relax_resident *p);
 /* The shared-memory plan alone, and its solve (solvers/relax_smem.cu). */
-int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long long check_every, int sms,
-                              coop_relax_resident *p);
+int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, int sms, coop_relax_resident *p);
 int coop_relax_solve_smem_cuda(const coop_stencil *s, double c, void *u, void *unew, const void *f,
                                const coop_solve_ctl *ctl, coop_relax_solve_state *state,
                                long long *hist_iter, double *hist_res, long long hist_cap,

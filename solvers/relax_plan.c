@@ -3,9 +3,8 @@
 
 #include <string.h>
 
-int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int64_t check_every, int sms,
+int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int sms,
                        int64_t room, coop_smem_fit *out) {
-  (void)check_every;
   memset(out, 0, sizeof *out);
   if (nch < 1 || ny < 1 || sms < 1 || (tsize != 4 && tsize != 8) || room <= 0) return 0;
   if (nch > COOP_SMEM_MAX_THREADS) return 0;

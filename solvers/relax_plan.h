@@ -34,8 +34,8 @@ typedef struct {
 /* The plan for a box of nch 16-byte chunks a row (ghost columns included)
  * and ny owned rows of tsize-byte values on sms SMs with room bytes of shared
  * memory a block: 1 and *out when it fits, 0 when the box should stream.
- * check_every: unused since every interval plans alike (kept for callers). */
-int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int64_t check_every, int sms,
+ * The check interval does not enter: every interval plans alike. */
+int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int sms,
                        int64_t room, coop_smem_fit *out);
 
 #ifdef __cplusplus

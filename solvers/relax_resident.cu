@@ -58,9 +58,13 @@ constexpr int res_threads(int R) { return R <= 2 ? 768 : R <= 4 ? 640 : 512; }
 constexpr int depth_threads(int R) { return R <= 4 ? 512 : 0; }
 
 /* One sweep of a group's rows from v (and up, dn, the rows beside them) into
- * v; the sum of squared residuals of the owned points. NORM also keeps the
- * measured field in save. eL, eR: the warps' first and last columns; wl, wr:
- * the warp has a left, right neighbour in its group. last: the new values of the group's last row. */
+ * v; the sum of squared residuals of the owned points (om). NORM also
+ * keeps the measured field in save. eL, eR: the warps' first and last
+ * columns; lane 0 of a group's first warp and lane 31 of its last read the
+ * slot beside theirs (another group's, or the other side's): the value
+ * feeds only a ghost element, which is not updated, and the test it replaced
+ * cost instructions a row (ptxas sm_90, session 20). The per-element
+ * selects stay: masks in registers (band_chunk_mk) spilled here. */
 template <typename T, bool HAS_F, bool NORM, int R>
 __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T>::type (&v)[R],
                                              const typename Vec16<T>::type &up,
@@ -68,7 +72,7 @@ __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T
                                              unsigned om, const T *eL, const T *eR,
                                              const typename Vec16<T>::type *fp, long long fstride,
                                              typename Vec16<T>::type *save,
-                                             typename Vec16<T>::type &last, bool wl, bool wr) {
+                                             typename Vec16<T>::type &last) {
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
@@ -83,8 +87,8 @@ __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T
     if (r + 1 < R && r + 1 < rows) nxt = v[r + 1 < R ? r + 1 : r];
     T left = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
     T right = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
-    if (lane == 0) left = wl ? eR[r * nw + w - 1] : (T)0; /* a group's first warp: ghost side */
-    if (lane == 31) right = wr ? eL[r * nw + w + 1] : (T)0;
+    if (lane == 0) left = eR[r * nw + w - 1];
+    if (lane == 31) right = eL[r * nw + w + 1];
     VT fv;
     if (HAS_F) fv = fp[r * fstride];
     if (NORM) save[r * blockDim.x + threadIdx.x] = cur;
@@ -234,8 +238,6 @@ __global__ void __launch_bounds__(res_threads(R), 1)
   /* neighbours through L2 (the next band) or shared memory (the next group) */
   const bool below = live && g == 0 && b > 0, above = live && g + 1 == ng && b + 1 < nb;
   const bool gbelow = g > 0, gabove = g + 1 < ng;
-  const int wg = ct >> 5; /* warp in the group */
-  const bool wl = wg > 0, wr = wg + 1 < (G.tg >> 5);
   VT last = z;
 
   cg::grid_group grid = cg::this_grid();
@@ -246,7 +248,7 @@ __global__ void __launch_bounds__(res_threads(R), 1)
   /* one sweep into v, its edge rows into new_f for the neighbours */
 #define RESIDENT_SWEEP(NORM)                                                                    \
   band_sweep<T, HAS_F, NORM, R>(P, v, up, dn, rows, om, ecol + par * 2 * R * nw,                 \
-                                ecol + par * 2 * R * nw + R * nw, fp, fstride, save, last, wl, wr); \
+                                ecol + par * 2 * R * nw + R * nw, fp, fstride, save, last);         \
   publish<T>(new_f, q0, sy, rows, om, below, above, v[0], last);                                   \
   if (gbelow) grow[((par ^ 1) * 2 * ng + 2 * g) * G.tg + ct] = v[0];                                \
   if (gabove) grow[((par ^ 1) * 2 * ng + 2 * g + 1) * G.tg + ct] = last;                            \
@@ -370,8 +372,6 @@ __global__ void __launch_bounds__(depth_threads(R), 1)
   /* neighbours through L2 (the next band) or shared memory (the next group) */
   const bool below = g == 0 && b > 0, above = g + 1 == ng && b + 1 < nb; /* a band beside */
   const bool gbelow = g > 0, gabove = g + 1 < ng;
-  const int wg = ct >> 5; /* warp in the group */
-  const bool wl = wg > 0, wr = wg + 1 < (G.tg >> 5);
   VT *hup = halo, *hdn = halo + 2 * D * G.tg; /* [buffer][row][chunk] of each side */
   const long long q0 = xs + sy * r0;
   /* the neighbours' rows from field src into buffer 0, the first into up, dn */
@@ -405,7 +405,7 @@ __global__ void __launch_bounds__(depth_threads(R), 1)
   /* one sweep into v (norm steps keep the measured field in sv) */
 #define RESIDENT_SWEEP(NORM, sv)                                                                \
   band_sweep<T, HAS_F, NORM, R>(P, v, up, dn, rows, om, ecol + par * 2 * R * nw,                 \
-                                ecol + par * 2 * R * nw + R * nw, fp, fstride, sv, last, wl, wr); \
+                                ecol + par * 2 * R * nw + R * nw, fp, fstride, sv, last);         \
   if (gbelow) grow[((par ^ 1) * 2 * ng + 2 * g) * G.tg + ct] = v[0];                                \
   if (gabove) grow[((par ^ 1) * 2 * ng + 2 * g + 1) * G.tg + ct] = last;                            \
   put_edges<T, R>(ecol + (par ^ 1) * 2 * R * nw, v);                                               \
@@ -596,7 +596,7 @@ extern "C" int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, l
   if (fits) return 0;
   /* rows too long or too many for one band per SM in registers: in shared
    * memory, or else the box streams */
-  return coop_relax_smem_plan_cuda(s, has_f, check_every, sms, p);
+  return coop_relax_smem_plan_cuda(s, has_f, sms, p);
 }
 
 extern "C" int coop_relax_solve_resident_cuda(const coop_stencil *s, double c, void *u, void *unew,

@@ -53,47 +53,70 @@ namespace {
 constexpr int kSmemThreads = COOP_SMEM_MAX_THREADS; /* a band's row: at most 1024 chunks */
 
 /* One pass over the band in shared memory F (row r of the thread's chunk at
- * F[r * nthr]), up and dn the rows beside it, eL/eR the warps' first/last
- * columns of the old field ([r][warp]). UPDATE: the new values replace the
- * old in F, their edge columns go to nL/nR, the band's first and last new
- * rows to pub (the chunk's first row in the field in memory) where below and
- * above say there is a band to read them. NORM: the sum of squared residuals
- * of the owned points; with UPDATE and SAVE, the old values go to S (same
- * layout as F: shared memory, or the checkpoint in memory). */
+ * F[r * nthr]), up and dn the rows beside it, mk the chunk's owned
+ * elements. x neighbours at a warp's ends: lane 0 and lane 31 (edge) read
+ * ein (the warps' last/first columns of the old field, row r at
+ * ein[r * nw]; beside the block's first and last chunk a slot of the array
+ * whose value feeds no owned point). UPDATE: the new values replace the old
+ * in F, the edge lanes' end columns go to eout (row r at eout[r * nw]), the
+ * band's first and last new rows to pub (the chunk's first row in the field
+ * in memory) where below and above say there is a band to read them. NORM:
+ * the sum of squared residuals of the owned points; with UPDATE and SAVE,
+ * the old values go to S (same layout as F: shared memory, or the
+ * checkpoint in memory). Indices advance by adds, and the last row, the one
+ * that reads dn, is peeled: the loop kept a select and a 64-bit address a
+ * row (ptxas sm_90, session 20). */
 template <typename T, bool HAS_F, bool UPDATE, bool NORM, bool SAVE = NORM>
 __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>::type *F, int nthr,
                                             int rows, const typename Vec16<T>::type &up,
-                                            const typename Vec16<T>::type &dn, unsigned om,
-                                            const T *eL, const T *eR, T *nL, T *nR,
+                                            const typename Vec16<T>::type &dn, const ChunkMask<T> &mk,
+                                            unsigned om, const T *ein, T *eout, bool lane0, bool lane31,
                                             const typename Vec16<T>::type *fp, long long fstride,
-                                            T *pub, long long sy, bool below, bool above, bool wl,
-                                            bool wr, typename Vec16<T>::type *S = nullptr) {
+                                            T *pub, long long sy, bool below, bool above,
+                                            typename Vec16<T>::type *S = nullptr) {
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  const int nw = blockDim.x >> 5;
+  const bool edge = lane0 || lane31;
   const T w0 = (T)P.w0, w1 = (T)P.w1, diag = (T)P.diag, c = (T)P.c;
   double sum = 0.0;
   VT prev = up, cur = F[0];
-  for (int r = 0; r < rows; r++) { /* rows: the same for the whole block */
-    const VT nxt = r + 1 < rows ? F[(r + 1) * nthr] : dn;
+  VT *Fr = F;
+  auto row = [&](const VT &nxt) {
     T left = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
     T right = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
-    if (lane == 0) left = wl ? eR[r * nw + w - 1] : (T)0; /* the first warp: ghost side */
-    if (lane == 31) right = wr ? eL[r * nw + w + 1] : (T)0;
+    T ev = (T)0;
+    if (edge) ev = *ein;
+    if (lane0) left = ev;
+    if (lane31) right = ev;
     /* f in its row: loaded a row ahead it spilled in the loop at the 64
      * registers of 1024 threads (ptxas sm_90) */
     VT fv;
-    if (HAS_F) fv = fp[r * fstride];
-    const VT out = band_chunk<T, HAS_F, UPDATE, NORM>(cur, prev, nxt, fv, left, right, om, w0, w1, diag, c, sum);
-    if (UPDATE) {
-      if (NORM && SAVE) S[r * nthr] = cur;
-      F[r * nthr] = out;
-      if (lane == 0) nL[r * nw + w] = vget(out, 0);
-      if (lane == 31) nR[r * nw + w] = vget(out, V - 1);
-      if ((r == 0 && below) || (r == rows - 1 && above)) vstore_mask<T>(pub + sy * r, out, om);
+    if (HAS_F) {
+      fv = *fp;
+      fp += fstride;
     }
+    const VT out = band_chunk_mk<T, HAS_F, UPDATE, NORM>(cur, prev, nxt, fv, left, right, mk, w0, w1, diag, c, sum);
+    if (UPDATE) {
+      if (NORM && SAVE) {
+        *S = cur;
+        S += nthr;
+      }
+      *Fr = out;
+      if (edge) *eout = lane0 ? vget(out, 0) : vget(out, V - 1);
+      eout += nw;
+    }
+    ein += nw;
+    Fr += nthr;
     prev = cur;
     cur = nxt;
+  };
+#pragma unroll 3
+  for (int r = 0; r + 1 < rows; r++) row(Fr[nthr]); /* rows: the same for the whole block */
+  row(dn);
+  if (UPDATE) {
+    if (below) vstore_mask<T>(pub, F[0], om);
+    if (above) vstore_mask<T>(pub + sy * (rows - 1), F[(long long)(rows - 1) * nthr], om);
   }
   return sum;
 }
@@ -130,15 +153,23 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
 #pragma unroll
   for (int e = 0; e < V; e++)
     if (live && xs + e >= G.ox0 && xs + e < G.ox1) om |= 1u << e;
+  const ChunkMask<T> mk = chunk_mask<T>(om);
 
+  const int w = tid >> 5;
+  const bool lane0 = lane == 0, lane31 = lane == 31;
+  const int es = 2 * rmax * nw; /* one parity's edge columns */
+  /* the warps' end columns of the band in F into parity p */
+  auto put_ecol = [&](int p) {
+    for (int r = 0; r < rows; r++) {
+      const VT v = F[r * nthr];
+      if (lane0) ecol[p * es + r * nw + w] = vget(v, 0);
+      if (lane31) ecol[p * es + rmax * nw + r * nw + w] = vget(v, V - 1);
+    }
+  };
   const VT z = vzero<T>();
   const long long q0 = xs + sy * r0;
-  for (int r = 0; r < rows; r++) {
-    const VT v = live ? vload(ua + q0 + sy * r) : z;
-    F[r * nthr] = v;
-    if (lane == 0) ecol[r * nw + (tid >> 5)] = vget(v, 0); /* parity 0, first columns */
-    if (lane == 31) ecol[rmax * nw + r * nw + (tid >> 5)] = vget(v, V - 1);
-  }
+  for (int r = 0; r < rows; r++) F[r * nthr] = live ? vload(ua + q0 + sy * r) : z;
+  put_ecol(0);
   /* the rows beside the band: the neighbours' edges, or the boundary */
   VT up = live ? vload(ua + q0 - sy) : z;
   VT dn = live ? vload(ua + q0 + sy * rows) : z;
@@ -158,9 +189,10 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
   }
   __syncthreads();
   const bool below = live && b > 0, above = live && b + 1 < nb;
-  const int w = tid >> 5;
-  const bool wl = w > 0, wr = w + 1 < nw;
-  const int es = 2 * rmax * nw; /* one parity's edge columns */
+  /* the warp edge columns a thread reads (lane 0: the last of the warp
+   * before, lane 31: the first of the next) and writes (its own end) */
+  const int eio = lane0 ? rmax * nw + w - 1 : w + 1, eoo = lane31 ? rmax * nw + w : w;
+#define SMEM_EDGES(p) mk, om, ecol + (p) * es + eio, ecol + ((p) ^ 1) * es + eoo, lane0, lane31
 
   cg::grid_group grid = cg::this_grid();
   T *cur_f = ua, *new_f = ub; /* the buffer of the iterate, and the one its edges go to */
@@ -171,10 +203,8 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
    * the barrier the neighbours' new edge rows */
 #define SMEM_SWEEP()                                                                            \
   do {                                                                                          \
-    band_pass<T, HAS_F, true, false>(P, F, nthr, rows, up, dn, om, ecol + par * es,             \
-                                     ecol + par * es + rmax * nw, ecol + (par ^ 1) * es,       \
-                                     ecol + (par ^ 1) * es + rmax * nw, fp, fstride, new_f + q0, \
-                                     sy, below, above, wl, wr);                                 \
+    band_pass<T, HAS_F, true, false>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp, fstride,   \
+                                     new_f + q0, sy, below, above);                             \
     par ^= 1;                                                                                   \
     grid.sync();                                                                                \
     if (below) up = vload(new_f + q0 - sy);                                                     \
@@ -183,28 +213,23 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
     cur_f = new_f;                                                                              \
     new_f = t_;                                                                                 \
   } while (0)
-  long long ick = -1, ilast = -COOP_SMEM_CKPT_SWEEPS; /* the iterate in ck */
+  long long ick = -COOP_SMEM_CKPT_SWEEPS; /* the iterate in ck (the first check takes one) */
   for (;;) {
     /* check c_no of iterate it: its sum goes to acc[c_no % 3]; the slot the
      * next check uses was last read before the previous barrier */
     double part;
     const bool late = ck && it < a.max_iter; /* replay: update now, a stop re-runs from ck */
-    const bool take = late && it - ilast >= COOP_SMEM_CKPT_SWEEPS;
+    const bool take = late && it - ick >= COOP_SMEM_CKPT_SWEEPS;
     if (S || take) /* a sweep that keeps the old values in S or in the checkpoint */
-      part = band_pass<T, HAS_F, true, true>(P, F, nthr, rows, up, dn, om, ecol + par * es,
-                                             ecol + par * es + rmax * nw, ecol + (par ^ 1) * es,
-                                             ecol + (par ^ 1) * es + rmax * nw, fp, fstride, new_f + q0,
-                                             sy, below, above, wl, wr, S ? S : ck);
+      part = band_pass<T, HAS_F, true, true>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp, fstride,
+                                             new_f + q0, sy, below, above, S ? S : ck);
     else if (late) /* a sweep that measures as it goes */
-      part = band_pass<T, HAS_F, true, true, false>(P, F, nthr, rows, up, dn, om, ecol + par * es,
-                                                    ecol + par * es + rmax * nw, ecol + (par ^ 1) * es,
-                                                    ecol + (par ^ 1) * es + rmax * nw, fp, fstride, new_f + q0,
-                                                    sy, below, above, wl, wr);
+      part = band_pass<T, HAS_F, true, true, false>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp,
+                                                    fstride, new_f + q0, sy, below, above);
     else /* the residual alone */
-      part = band_pass<T, HAS_F, false, true>(P, F, nthr, rows, up, dn, om, ecol + par * es,
-                                              ecol + par * es + rmax * nw, nullptr, nullptr, fp, fstride,
-                                              nullptr, sy, false, false, wl, wr);
-    if (take) ick = ilast = it;
+      part = band_pass<T, HAS_F, false, true>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp, fstride,
+                                              nullptr, sy, false, false);
+    if (take) ick = it;
     const bool updated = S || late;
     steps++; /* counted as the register kernel's norm sweep is */
     if (lead) st->acc[(c_no + 1) % 3] = 0.0;
@@ -222,29 +247,25 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
     if (reason && late) {
       /* iterate ick from the checkpoint (the band and the rows beside it,
        * written before a barrier already passed), then the sweeps since it
-       * again up to the iterate measured, whose buffer is cur_f now. Two
-       * overlaps in global memory, both benign (review, session 19): the
-       * first re-run sweep publishes into new_f while a slower neighbour may
-       * still load the check's edge rows from it, values it then replaces
-       * from ck; and the last re-run sweep may publish into ans while its
-       * neighbours load from it, rows this block then stores again with the
-       * same bits. A grid barrier before each would close them, once a
-       * solve, but was not run on the GPU this session. */
+       * again up to the iterate measured, whose buffer is cur_f now. Every
+       * block takes this path (the stop test reads the grid's sum). The
+       * first grid barrier keeps the first re-run sweep from publishing
+       * into new_f while a slower neighbour still loads the check's edge
+       * rows from it; the second keeps the stores of the answer from
+       * landing on edge rows a neighbour still loads (session 19's review:
+       * both overlaps stored the same bits, but raced). */
       T *const ans = cur_f;
       if (live)
         for (int r = 0; r < rows; r++) F[r * nthr] = ck[r * nthr];
       if (below) up = ck[-nthr];
       if (above) dn = ck[rows * nthr];
-      for (int r = 0; r < rows; r++) {
-        const VT v = F[r * nthr];
-        if (lane == 0) ecol[par * es + r * nw + w] = vget(v, 0);
-        if (lane == 31) ecol[par * es + rmax * nw + r * nw + w] = vget(v, V - 1);
-      }
-      __syncthreads();
+      put_ecol(par);
+      grid.sync();
       for (long long k = ick; k < it; k++) {
         SMEM_SWEEP();
         steps++;
       }
+      grid.sync();
       if (live)
         for (int r = 0; r < rows; r++) vstore_mask<T>(ans + q0 + sy * r, F[r * nthr], om);
       break;
@@ -269,6 +290,7 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
     }
   }
 #undef SMEM_SWEEP
+#undef SMEM_EDGES
   if (lead) solve_finish(st, r0n, rn, it, steps, reason);
 }
 
@@ -279,8 +301,8 @@ void *pick(bool f32, bool has_f) {
 
 }  // namespace
 
-extern "C" int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long long check_every,
-                                         int sms, coop_relax_resident *p) {
+extern "C" int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, int sms,
+                                         coop_relax_resident *p) {
   const coop_grid *gr = &s->grid;
   memset(p, 0, sizeof *p);
   if (gr->ndim != 2) return 0;
@@ -293,7 +315,7 @@ extern "C" int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, long 
   cudaFuncAttributes fa;
   COOP_CUDA(cudaFuncGetAttributes(&fa, k));
   coop_smem_fit fit;
-  if (!coop_smem_plan_fit(nch, gr->n[1], f32 ? 4 : 8, has_f, check_every, sms,
+  if (!coop_smem_plan_fit(nch, gr->n[1], f32 ? 4 : 8, has_f, sms,
                           optin - (long long)fa.sharedSizeBytes, &fit))
     return 0;
   COOP_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fit.bytes));

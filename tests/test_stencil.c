@@ -204,44 +204,42 @@ static void test_smem_plan(void) {
   const int64_t room = 232448 - 272;
   coop_smem_fit f;
   /* 2048^2 fp32: 514 chunks, 544 threads, 16 rows; two bands do not fit:
-   * checks at any interval replay from a checkpoint of 2050 rows */
-  for (int64_t ce = 1; ce <= 100; ce += 99) {
-    CU_ASSERT_EQUAL(coop_smem_plan_fit(514, 2048, 4, 0, ce, 132, room, &f), 1);
-    CU_ASSERT(f.blocks == 132 && f.threads == 544 && f.rows == 16 && !f.save && !f.f_smem && f.replay);
-    CU_ASSERT_EQUAL(f.ckpt_bytes, 2050LL * 544 * 16);
-    CU_ASSERT_EQUAL(f.bytes, 16LL * 544 * 16 + 2 * 2 * 16 * 17 * 4);
-  }
+   * checks replay from a checkpoint of 2050 rows */
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(514, 2048, 4, 0, 132, room, &f), 1);
+  CU_ASSERT(f.blocks == 132 && f.threads == 544 && f.rows == 16 && !f.save && !f.f_smem && f.replay);
+  CU_ASSERT_EQUAL(f.ckpt_bytes, 2050LL * 544 * 16);
+  CU_ASSERT_EQUAL(f.bytes, 16LL * 544 * 16 + 2 * 2 * 16 * 17 * 4);
   /* 2048 x 1024 fp32: 8 rows, two bands fit: a check keeps the field aside */
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(514, 1024, 4, 0, 1, 132, room, &f), 1);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(514, 1024, 4, 0, 132, room, &f), 1);
   CU_ASSERT(f.rows == 8 && f.save && f.bytes == 2LL * 8 * 544 * 16 + 2 * 2 * 8 * 17 * 4);
   CU_ASSERT(!f.replay && f.ckpt_bytes == 0);
   /* 1001 x 1500 fp64 with f: 502 chunks, 12 rows; saved, f from L2 */
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(502, 1500, 8, 1, 1, 132, room, &f), 1);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(502, 1500, 8, 1, 132, room, &f), 1);
   CU_ASSERT(f.threads == 512 && f.rows == 12 && f.save && !f.f_smem);
   /* 3500 x 60 fp32 with f: fewer rows than SMs, one row a band, f beside it */
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(877, 60, 4, 1, 1, 132, room, &f), 1);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(877, 60, 4, 1, 132, room, &f), 1);
   CU_ASSERT(f.blocks == 60 && f.rows == 1 && f.threads == 896 && f.save && f.f_smem);
   /* the largest row, one chunk more, a band too tall for the memory */
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(1024, 132, 4, 0, 1, 132, room, &f), 1);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(1024, 132, 4, 0, 132, room, &f), 1);
   CU_ASSERT_EQUAL(f.threads, 1024);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(1025, 132, 4, 0, 1, 132, room, &f), 0);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(514, 132 * 25 + 1, 4, 0, 100, 132, room, &f), 0);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(514, 132 * 25, 4, 0, 100, 132, room, &f), 1);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(1025, 132, 4, 0, 132, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(514, 132 * 25 + 1, 4, 0, 132, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(514, 132 * 25, 4, 0, 132, room, &f), 1);
   /* the shapes measured: 8 warps a block at least, 64 rows a band at most
    * (30 x 30000 fp32 would march 228 rows with one warp a SM) */
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 50, 4, 0, 100, 132, room, &f), 1);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 50, 4, 0, 132, room, &f), 1);
   CU_ASSERT(f.threads == 256 && f.rows == 50);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 64 + 1, 4, 0, 100, 132, 1LL << 40, &f), 0);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 64, 4, 0, 100, 132, 1LL << 40, &f), 1);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(224, 132, 4, 0, 100, 132, room, &f), 0);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 64 + 1, 4, 0, 100, 132, room, &f), 0);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(9, 30000, 4, 1, 100, 132, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 64 + 1, 4, 0, 132, 1LL << 40, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 64, 4, 0, 132, 1LL << 40, &f), 1);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(224, 132, 4, 0, 132, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(225, 132 * 64 + 1, 4, 0, 132, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(9, 30000, 4, 1, 132, room, &f), 0);
   /* sizes that would overflow a product, and nonsense: no plan, no trap */
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(514, INT64_MAX, 4, 1, 100, 132, room, &f), 0);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(514, INT64_MAX / 2, 8, 1, 100, 1, INT64_MAX, &f), 0);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(0, 10, 4, 0, 1, 132, room, &f), 0);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(300, 10, 4, 0, 1, 0, room, &f), 0);
-  CU_ASSERT_EQUAL(coop_smem_plan_fit(300, 10, 2, 0, 1, 132, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(514, INT64_MAX, 4, 1, 132, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(514, INT64_MAX / 2, 8, 1, 1, INT64_MAX, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(0, 10, 4, 0, 132, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(300, 10, 4, 0, 0, room, &f), 0);
+  CU_ASSERT_EQUAL(coop_smem_plan_fit(300, 10, 2, 0, 132, room, &f), 0);
   CU_ASSERT_EQUAL(f.blocks, 0); /* cleared on refusal */
 }
 
