@@ -50,7 +50,11 @@ namespace cg = cooperative_groups;
 
 namespace {
 
-constexpr int kSmemThreads = COOP_SMEM_MAX_THREADS; /* a band's row: at most 1024 chunks */
+/* Threads a block at most, by kernel: the fewer, the more registers a
+ * thread (one block an SM; ptxas sm_90 gives 96 at 576, 80 at 768, 64 at
+ * 1024). f loaded ahead in band_pass spilled in the row loop at 64. A
+ * band's row: at most COOP_SMEM_MAX_THREADS chunks. */
+constexpr int kSmemCaps[] = {576, 768, COOP_SMEM_MAX_THREADS};
 
 /* One pass over the band in shared memory F (row r of the thread's chunk at
  * F[r * nthr]), up and dn the rows beside it, mk the chunk's owned
@@ -63,10 +67,17 @@ constexpr int kSmemThreads = COOP_SMEM_MAX_THREADS; /* a band's row: at most 102
  * in memory) where below and above say there is a band to read them. NORM:
  * the sum of squared residuals of the owned points; with UPDATE and SAVE,
  * the old values go to S (same layout as F: shared memory, or the
- * checkpoint in memory). Indices advance by adds, and the last row, the one
- * that reads dn, is peeled: the loop kept a select and a 64-bit address a
- * row (ptxas sm_90, session 20). */
-template <typename T, bool HAS_F, bool UPDATE, bool NORM, bool SAVE = NORM>
+ * checkpoint in memory).
+ *
+ * Instructions a row (ptxas sm_90, session 20): owned elements selected by
+ * word masks (band_chunk_mk), indices advanced by adds, the last two rows
+ * peeled (the loop kept selects and a 64-bit address a row), the loop
+ * unrolled by 3 (the rotation's moves): 109 SASS a plain fp32 row -> 50.
+ * Loads a row ahead of the row they feed, issued before the stores between
+ * (which the compiler cannot tell apart from them): at 17 warps a SM
+ * (2048^2 fp32) the pass was latency-bound, about half the issue rate
+ * (2048^2 fp32, us a sweep: 4.95 -> 4.39 with checks 100 apart). */
+template <typename T, bool HAS_F, bool FA, bool UPDATE, bool NORM, bool SAVE = NORM>
 __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>::type *F, int nthr,
                                             int rows, const typename Vec16<T>::type &up,
                                             const typename Vec16<T>::type &dn, const ChunkMask<T> &mk,
@@ -80,23 +91,36 @@ __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>
   const bool edge = lane0 || lane31;
   const T w0 = (T)P.w0, w1 = (T)P.w1, diag = (T)P.diag, c = (T)P.c;
   double sum = 0.0;
-  VT prev = up, cur = F[0];
+  /* the loads run ahead of the row they feed, issued before the stores of
+   * the rows between (which the compiler cannot tell apart from them):
+   * the next row's chunk and the edge column a row ahead; FA: f two rows
+   * ahead (from L2 where it is not in shared memory), else in its row (at
+   * the 64 registers of 1024 threads ahead it spilled in the loop, ptxas
+   * sm_90) */
+  constexpr bool FAH = HAS_F && FA, FIN = HAS_F && !FA;
+  VT prev = up, cur = F[0], nxt = rows > 1 ? F[nthr] : dn;
+  T ev = *ein;
+  VT fc, f1;
+  if (FAH) {
+    fc = fp[0];
+    f1 = fp[rows > 1 ? fstride : 0];
+  }
   VT *Fr = F;
-  auto row = [&](const VT &nxt) {
+  const VT *Fn = F + 2 * nthr;
+  const T *en = ein + nw;
+  const VT *fn = fp + 2 * fstride;
+  /* row r from cur, prev, nxt, ev, fc; then the next row's (nn: the row
+   * after it, evn: its edge column, f2: f of the row after it) */
+  auto row = [&](const VT &nn, T evn, const VT &f2) {
     T left = __shfl_up_sync(0xffffffffu, vget(cur, V - 1), 1);
     T right = __shfl_down_sync(0xffffffffu, vget(cur, 0), 1);
-    T ev = (T)0;
-    if (edge) ev = *ein;
     if (lane0) left = ev;
     if (lane31) right = ev;
-    /* f in its row: loaded a row ahead it spilled in the loop at the 64
-     * registers of 1024 threads (ptxas sm_90) */
-    VT fv;
-    if (HAS_F) {
-      fv = *fp;
+    if (FIN) {
+      fc = *fp;
       fp += fstride;
     }
-    const VT out = band_chunk_mk<T, HAS_F, UPDATE, NORM>(cur, prev, nxt, fv, left, right, mk, w0, w1, diag, c, sum);
+    const VT out = band_chunk_mk<T, HAS_F, UPDATE, NORM>(cur, prev, nxt, fc, left, right, mk, w0, w1, diag, c, sum);
     if (UPDATE) {
       if (NORM && SAVE) {
         *S = cur;
@@ -106,14 +130,33 @@ __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>
       if (edge) *eout = lane0 ? vget(out, 0) : vget(out, V - 1);
       eout += nw;
     }
-    ein += nw;
     Fr += nthr;
     prev = cur;
     cur = nxt;
+    nxt = nn;
+    ev = evn;
+    if (FAH) {
+      fc = f1;
+      f1 = f2;
+    }
   };
-#pragma unroll 3
-  for (int r = 0; r + 1 < rows; r++) row(Fr[nthr]); /* rows: the same for the whole block */
-  row(dn);
+  /* every lane loads the edge column (in bounds, two addresses a warp): a
+   * load under edge became a divergent branch in fp64 (ptxas sm_90) */
+#pragma unroll(sizeof(T) == 4 ? 3 : 1) /* fp64: see FA in smem_kernel */
+  for (int r = 0; r + 2 < rows; r++) { /* rows: the same for the whole block */
+    const VT nn = *Fn;
+    const T evn = *en;
+    VT f2;
+    if (FAH) {
+      f2 = *fn;
+      fn += fstride;
+    }
+    Fn += nthr;
+    en += nw;
+    row(nn, evn, f2);
+  }
+  if (rows > 1) row(dn, *en, f1); /* the last row's edge column; f is in f1 already */
+  row(dn, ev, fc);
   if (UPDATE) {
     if (below) vstore_mask<T>(pub, F[0], om);
     if (above) vstore_mask<T>(pub + sy * (rows - 1), F[(long long)(rows - 1) * nthr], om);
@@ -121,8 +164,8 @@ __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>
   return sum;
 }
 
-template <typename T, bool HAS_F>
-__global__ void __launch_bounds__(kSmemThreads, 1)
+template <typename T, bool HAS_F, int MAXT>
+__global__ void __launch_bounds__(MAXT, 1)
     smem_kernel(RelaxPar P, ResGeom G, T *ua, T *ub, const T *__restrict__ f, SolveArgs a,
                 coop_relax_solve_state *st, long long *hi, double *hr, T *ckp) {
   typedef typename Vec16<T>::type VT;
@@ -158,6 +201,11 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
   const int w = tid >> 5;
   const bool lane0 = lane == 0, lane31 = lane == 31;
   const int es = 2 * rmax * nw; /* one parity's edge columns */
+  /* f two rows ahead: fp32 where the registers allow. fp64 reads f in its
+   * row: ahead it cost 31% at 1400^2 with a source and 10% at 1024^2 (H200,
+   * session 20: 9.0 main, 11.9-12.1 ahead, 10.2-10.3 in its row with the
+   * loop unrolled, 8.9-9.1 in its row without) */
+  constexpr bool FA = MAXT < COOP_SMEM_MAX_THREADS && sizeof(T) == 4;
   /* the warps' end columns of the band in F into parity p */
   auto put_ecol = [&](int p) {
     for (int r = 0; r < rows; r++) {
@@ -203,7 +251,7 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
    * the barrier the neighbours' new edge rows */
 #define SMEM_SWEEP()                                                                            \
   do {                                                                                          \
-    band_pass<T, HAS_F, true, false>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp, fstride,   \
+    band_pass<T, HAS_F, FA, true, false>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp, fstride,   \
                                      new_f + q0, sy, below, above);                             \
     par ^= 1;                                                                                   \
     grid.sync();                                                                                \
@@ -221,13 +269,13 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
     const bool late = ck && it < a.max_iter; /* replay: update now, a stop re-runs from ck */
     const bool take = late && it - ick >= COOP_SMEM_CKPT_SWEEPS;
     if (S || take) /* a sweep that keeps the old values in S or in the checkpoint */
-      part = band_pass<T, HAS_F, true, true>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp, fstride,
+      part = band_pass<T, HAS_F, FA, true, true>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp, fstride,
                                              new_f + q0, sy, below, above, S ? S : ck);
     else if (late) /* a sweep that measures as it goes */
-      part = band_pass<T, HAS_F, true, true, false>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp,
+      part = band_pass<T, HAS_F, FA, true, true, false>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp,
                                                     fstride, new_f + q0, sy, below, above);
     else /* the residual alone */
-      part = band_pass<T, HAS_F, false, true>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp, fstride,
+      part = band_pass<T, HAS_F, FA, false, true>(P, F, nthr, rows, up, dn, SMEM_EDGES(par), fp, fstride,
                                               nullptr, sy, false, false);
     if (take) ick = it;
     const bool updated = S || late;
@@ -294,9 +342,16 @@ __global__ void __launch_bounds__(kSmemThreads, 1)
   if (lead) solve_finish(st, r0n, rn, it, steps, reason);
 }
 
-void *pick(bool f32, bool has_f) {
-  return f32 ? (has_f ? (void *)smem_kernel<float, true> : (void *)smem_kernel<float, false>)
-             : (has_f ? (void *)smem_kernel<double, true> : (void *)smem_kernel<double, false>);
+template <int MAXT>
+void *pick_cap(bool f32, bool has_f) {
+  return f32 ? (has_f ? (void *)smem_kernel<float, true, MAXT> : (void *)smem_kernel<float, false, MAXT>)
+             : (has_f ? (void *)smem_kernel<double, true, MAXT> : (void *)smem_kernel<double, false, MAXT>);
+}
+/* the kernel for blocks of threads threads (<= COOP_SMEM_MAX_THREADS) */
+void *pick(bool f32, bool has_f, long long threads) {
+  if (threads <= kSmemCaps[0]) return pick_cap<kSmemCaps[0]>(f32, has_f);
+  if (threads <= kSmemCaps[1]) return pick_cap<kSmemCaps[1]>(f32, has_f);
+  return pick_cap<kSmemCaps[2]>(f32, has_f);
 }
 
 }  // namespace
@@ -311,7 +366,7 @@ extern "C" int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, int s
   int dev = 0, optin = 0;
   COOP_CUDA(cudaGetDevice(&dev));
   COOP_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  void *k = pick(f32, has_f);
+  void *k = pick(f32, has_f, (nch + 31) / 32 * 32); /* the plan's threads */
   cudaFuncAttributes fa;
   COOP_CUDA(cudaFuncGetAttributes(&fa, k));
   coop_smem_fit fit;
@@ -347,7 +402,7 @@ extern "C" int coop_relax_solve_smem_cuda(const coop_stencil *s, double c, void 
   SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
   ResGeom G = make_geom(s, p);
   cudaStream_t q = (cudaStream_t)stream;
-  void *k = pick(s->grid.prec == COOP_FP32, f != NULL);
+  void *k = pick(s->grid.prec == COOP_FP32, f != NULL, p->threads);
   void *ck = p->replay ? p->ckpt : nullptr;
   void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res, &ck};
   COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, q));
