@@ -5,6 +5,8 @@
 #ifndef COOP_RELAX_BAND_CUH
 #define COOP_RELAX_BAND_CUH
 
+#include <type_traits>
+
 #include "kernels/stencil_relax.cuh"
 #include "solvers/relax_cuda.h"
 
@@ -30,34 +32,9 @@ __device__ __forceinline__ typename Vec16<T>::type vzero() {
   return z;
 }
 
-/* One chunk of one row: the new values of its owned elements (om; the
- * others keep ce) and, NORM, their squared residuals added to sum; left and
- * right are the x neighbours beyond the chunk, prev and nxt the rows beside
- * it. The same operands as relax_range, so the same bits. */
-template <typename T, bool HAS_F, bool UPDATE, bool NORM, bool SKIP0 = true>
-__device__ __forceinline__ typename Vec16<T>::type band_chunk(
-    const typename Vec16<T>::type &cur, const typename Vec16<T>::type &prev,
-    const typename Vec16<T>::type &nxt, const typename Vec16<T>::type &fv, T left, T right, unsigned om,
-    T w0, T w1, T diag, T c, double &sum) {
-  constexpr int V = Vec16<T>::n;
-  typename Vec16<T>::type out = cur;
-  T sq[V];
-#pragma unroll
-  for (int e = 0; e < V; e++) {
-    const T ce = vget(cur, e);
-    const T l = e == 0 ? left : vget(cur, e - 1);
-    const T rr = e == V - 1 ? right : vget(cur, e + 1);
-    const T res = relax_res2<T, HAS_F>(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
-    if (UPDATE && ((om >> e) & 1u)) vset(out, e, ce + c * res);
-    sq[e] = (om >> e) & 1u ? res : (T)0;
-  }
-  if (NORM) chunk_sq_add<T, V, SKIP0>(sq, sum);
-  return out;
-}
-
-/* A chunk's owned elements as word masks (all ones: owned, else zero), for
- * band_chunk_mk. Laundered through a mov so that the compiler cannot see
- * they are 0 or ~0 and turn the LOP3 selects back into predicated ones. */
+/* A chunk's owned elements as word masks (all ones: owned, else zero).
+ * Laundered through a mov so that the compiler cannot see they are 0 or ~0
+ * and turn the LOP3 selects back into predicated ones. */
 template <typename T>
 struct ChunkMask {
   unsigned m[Vec16<T>::n];
@@ -85,18 +62,33 @@ __device__ __forceinline__ double mask_sel(double x, double y, unsigned m) {
   return __hiloint2double((int)mask_sel((unsigned)__double2hiint(x), (unsigned)__double2hiint(y), m),
                           (int)mask_sel((unsigned)__double2loint(x), (unsigned)__double2loint(y), m));
 }
+/* x if element e is owned, else y: by a bit of om (a predicate each), or
+ * by a word mask (a LOP3 each, no predicate). The four predicates took more
+ * than the shared-memory kernel's row loop had left, so ptxas kept them in
+ * a register's bits and unpacked them every row (about 15 instructions a
+ * row, ptxas sm_90, session 20); in the register kernel the masks spilled
+ * instead. */
+template <typename T>
+__device__ __forceinline__ T own_sel(unsigned om, int e, T x, T y) {
+  return (om >> e) & 1u ? x : y;
+}
+template <typename T>
+__device__ __forceinline__ T own_sel(const ChunkMask<T> &mk, int e, T x, T y) {
+  return mask_sel(x, y, mk.m[e]);
+}
 
-/* band_chunk with the owned elements as word masks: the same values and
- * sums, without a predicate an element. Four per-element selects took more
- * predicates than the row loop of the shared-memory kernel had left, so
- * ptxas kept them in a register's bits and unpacked them every row (about
- * 15 LOP3 a row, ptxas sm_90, session 20). */
-template <typename T, bool HAS_F, bool UPDATE, bool NORM, bool SKIP0 = true>
-__device__ __forceinline__ typename Vec16<T>::type band_chunk_mk(
+/* One chunk of one row: the new values of its owned elements (own: om or
+ * ChunkMask; the others keep ce) and, NORM, their squared residuals added
+ * to sum; left and right are the x neighbours beyond the chunk, prev and
+ * nxt the rows beside it. The same operands as relax_range, so the same
+ * bits. */
+template <typename T, bool HAS_F, bool UPDATE, bool NORM, bool SKIP0 = true, typename OWN = unsigned>
+__device__ __forceinline__ typename Vec16<T>::type band_chunk(
     const typename Vec16<T>::type &cur, const typename Vec16<T>::type &prev,
-    const typename Vec16<T>::type &nxt, const typename Vec16<T>::type &fv, T left, T right,
-    const ChunkMask<T> &mk, T w0, T w1, T diag, T c, double &sum) {
+    const typename Vec16<T>::type &nxt, const typename Vec16<T>::type &fv, T left, T right, const OWN &own,
+    T w0, T w1, T diag, T c, double &sum) {
   constexpr int V = Vec16<T>::n;
+  constexpr bool MASKS = !std::is_same<OWN, unsigned>::value;
   typename Vec16<T>::type out = cur;
   T sq[V];
 #pragma unroll
@@ -105,10 +97,10 @@ __device__ __forceinline__ typename Vec16<T>::type band_chunk_mk(
     const T l = e == 0 ? left : vget(cur, e - 1);
     const T rr = e == V - 1 ? right : vget(cur, e + 1);
     const T res = relax_res2<T, HAS_F>(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
-    if (UPDATE) vset(out, e, mask_sel(ce + c * res, ce, mk.m[e]));
-    /* without f, res is -A u: square A u, the same bits, so that the
-     * negation stays folded into the update's FFMA */
-    sq[e] = mask_sel(HAS_F ? res : -res, (T)0, mk.m[e]);
+    if (UPDATE) vset(out, e, own_sel<T>(own, e, ce + c * res, ce));
+    /* word masks without f: res is -A u; square A u, the same bits, so
+     * that the negation stays folded into the update's FFMA */
+    sq[e] = own_sel<T>(own, e, HAS_F || !MASKS ? res : -res, (T)0);
   }
   if (NORM) chunk_sq_add<T, V, SKIP0>(sq, sum);
   return out;

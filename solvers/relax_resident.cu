@@ -64,7 +64,7 @@ constexpr int depth_threads(int R) { return R <= 4 ? 512 : 0; }
  * slot beside theirs (another group's, or the other side's): the value
  * feeds only a ghost element, which is not updated, and the test it replaced
  * cost instructions a row (ptxas sm_90, session 20). The per-element
- * selects stay: masks in registers (band_chunk_mk) spilled here. */
+ * selects stay predicates: word masks (ChunkMask) spilled here. */
 template <typename T, bool HAS_F, bool NORM, int R>
 __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T>::type (&v)[R],
                                              const typename Vec16<T>::type &up,

@@ -70,7 +70,7 @@ constexpr int kSmemCaps[] = {576, 768, COOP_SMEM_MAX_THREADS};
  * checkpoint in memory).
  *
  * Instructions a row (ptxas sm_90, session 20): owned elements selected by
- * word masks (band_chunk_mk), indices advanced by adds, the last two rows
+ * word masks (ChunkMask), indices advanced by adds, the last two rows
  * peeled (the loop kept selects and a 64-bit address a row), the loop
  * unrolled by 3 (the rotation's moves): 109 SASS a plain fp32 row -> 50.
  * Loads a row ahead of the row they feed, issued before the stores between
@@ -120,7 +120,7 @@ __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>
       fc = *fp;
       fp += fstride;
     }
-    const VT out = band_chunk_mk<T, HAS_F, UPDATE, NORM>(cur, prev, nxt, fc, left, right, mk, w0, w1, diag, c, sum);
+    const VT out = band_chunk<T, HAS_F, UPDATE, NORM>(cur, prev, nxt, fc, left, right, mk, w0, w1, diag, c, sum);
     if (UPDATE) {
       if (NORM && SAVE) {
         *S = cur;
