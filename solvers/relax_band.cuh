@@ -32,6 +32,16 @@ __device__ __forceinline__ typename Vec16<T>::type vzero() {
   return z;
 }
 
+/* The band's edge rows (first, last) into dst at storage index q of the first
+ * row's chunk, for the neighbouring bands to load after the barrier. */
+template <typename T>
+__device__ __forceinline__ void publish(T *dst, long long q, long long sy, int rows, unsigned om,
+                                        bool below, bool above, const typename Vec16<T>::type &first,
+                                        const typename Vec16<T>::type &last) {
+  if (below) vstore_mask<T>(dst + q, first, om);
+  if (above) vstore_mask<T>(dst + q + sy * (rows - 1), last, om);
+}
+
 /* A chunk's owned elements as word masks (all ones: owned, else zero).
  * Laundered through a mov so that the compiler cannot see they are 0 or ~0
  * and turn the LOP3 selects back into predicated ones. */

@@ -118,16 +118,6 @@ __device__ __forceinline__ void put_edges(T *e, const typename Vec16<T>::type (&
   }
 }
 
-/* The band's edge rows (first, last) into dst at storage index q of the first
- * row's chunk, for the neighbouring bands to load after the barrier. */
-template <typename T>
-__device__ __forceinline__ void publish(T *dst, long long q, long long sy, int rows, unsigned om,
-                                        bool below, bool above, const typename Vec16<T>::type &first,
-                                        const typename Vec16<T>::type &last) {
-  if (below) vstore_mask<T>(dst + q, first, om);
-  if (above) vstore_mask<T>(dst + q + sy * (rows - 1), last, om);
-}
-
 /* Where this thread works in the band of its block: the band's rows, the
  * thread's group and chunk, the group's rows, first row (in the band: goff;
  * storage: r0) and the chunk's storage x. */

@@ -157,10 +157,7 @@ __device__ __forceinline__ double band_pass(const RelaxPar &P, typename Vec16<T>
   }
   if (rows > 1) row(dn, *en, f1); /* the last row's edge column; f is in f1 already */
   row(dn, ev, fc);
-  if (UPDATE) {
-    if (below) vstore_mask<T>(pub, F[0], om);
-    if (above) vstore_mask<T>(pub + sy * (rows - 1), F[(long long)(rows - 1) * nthr], om);
-  }
+  if (UPDATE) publish<T>(pub, 0, sy, rows, om, below, above, F[0], F[(long long)(rows - 1) * nthr]);
   return sum;
 }
 
