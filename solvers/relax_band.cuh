@@ -86,6 +86,13 @@ template <typename T>
 __device__ __forceinline__ T own_sel(const ChunkMask<T> &mk, int e, T x, T y) {
   return mask_sel(x, y, mk.m[e]);
 }
+/* Every element of the chunk owned (the warps between a row's first and
+ * last): no select at all. */
+struct AllOwned {};
+template <typename T>
+__device__ __forceinline__ T own_sel(const AllOwned &, int, T x, T) {
+  return x;
+}
 
 /* One chunk of one row: the new values of its owned elements (own: om or
  * ChunkMask; the others keep ce) and, NORM, their squared residuals added

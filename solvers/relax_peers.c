@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "solvers/relax_plan.h"
 
 #if COOP_HAVE_CUDA
 #define BUSID_LEN 32
@@ -31,7 +32,12 @@ int coop_relax_peers_eligible(const coop_solve *sv, int *ok, const char **why) {
   const coop_halo *h = sv->halo;
   int mine = 1;
   *why = NULL;
+  const coop_grid *gr = &sv->s->grid;
+  const int64_t two_fields = 2 * (int64_t)coop_grid_points(gr) * (int64_t)coop_prec_size(gr->prec);
   if (!sv->fused_halo) *why = "run.fused_halo = false";
+  else if (sv->fused_halo < 0 && !coop_fused_halo_fits(two_fields, sv->be->l2_bytes))
+    *why = "run.fused_halo = auto: each rank's two fields above 12 times the L2, where the per-step "
+           "kernels stream faster";
   else if (c->node_size != c->size) *why = "the ranks span more than one node";
   else if (c->size > COOP_RELAX_MAX_RANKS) *why = "more ranks than the kernel's mailboxes";
   for (int a = 0; a < 3 && !*why; a++)

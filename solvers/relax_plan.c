@@ -31,3 +31,10 @@ int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int sms,
   out->f_smem = f_smem;
   return 1;
 }
+
+int coop_fused_halo_fits(int64_t two_fields, int64_t l2) {
+  if (l2 <= 0) return 1;
+  if (two_fields < 0) return 0;
+  /* l2 * 12 cannot overflow below 2^59: past that, any box fits */
+  return l2 > INT64_MAX / COOP_FUSED_MAX_L2 || two_fields <= l2 * COOP_FUSED_MAX_L2;
+}

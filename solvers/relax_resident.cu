@@ -65,11 +65,11 @@ constexpr int depth_threads(int R) { return R <= 4 ? 512 : 0; }
  * feeds only a ghost element, which is not updated, and the test it replaced
  * cost instructions a row (ptxas sm_90, session 20). The per-element
  * selects stay predicates: word masks (ChunkMask) spilled here. */
-template <typename T, bool HAS_F, bool NORM, int R>
-__device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T>::type (&v)[R],
+template <typename T, bool HAS_F, bool NORM, int R, typename OWN>
+__device__ __forceinline__ double band_sweep_own(const RelaxPar &P, typename Vec16<T>::type (&v)[R],
                                              const typename Vec16<T>::type &up,
                                              const typename Vec16<T>::type &dn, int rows,
-                                             unsigned om, const T *eL, const T *eR,
+                                             const OWN &om, const T *eL, const T *eR,
                                              const typename Vec16<T>::type *fp, long long fstride,
                                              typename Vec16<T>::type *save,
                                              typename Vec16<T>::type &last) {
@@ -94,13 +94,24 @@ __device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T
     if (NORM) save[r * blockDim.x + threadIdx.x] = cur;
     /* SKIP0 false: the zero-residual skip cost 4% at 1024^2 fp32 here
      * (3.79-3.84 against 3.65-3.67 us a sweep, H200, session 19) */
-    const VT out = band_chunk<T, HAS_F, true, NORM, false>(cur, prev, nxt, fv, left, right, om, w0, w1, diag, c, sum);
+    const VT out = band_chunk<T, HAS_F, true, NORM, false, OWN>(cur, prev, nxt, fv, left, right, om, w0, w1, diag, c, sum);
     v[r] = out;
     last = out; /* the band's last row, for publish (no indexing of v by rows) */
     prev = cur;
     }
   }
   return sum;
+}
+/* full: every chunk of the warp owned (warp-uniform): no selects */
+template <typename T, bool HAS_F, bool NORM, int R>
+__device__ __forceinline__ double band_sweep(const RelaxPar &P, typename Vec16<T>::type (&v)[R],
+                                             const typename Vec16<T>::type &up,
+                                             const typename Vec16<T>::type &dn, int rows, unsigned om,
+                                             bool full, const T *eL, const T *eR,
+                                             const typename Vec16<T>::type *fp, long long fstride,
+                                             typename Vec16<T>::type *save, typename Vec16<T>::type &last) {
+  if (full) return band_sweep_own<T, HAS_F, NORM, R>(P, v, up, dn, rows, AllOwned(), eL, eR, fp, fstride, save, last);
+  return band_sweep_own<T, HAS_F, NORM, R>(P, v, up, dn, rows, om, eL, eR, fp, fstride, save, last);
 }
 
 /* The warp's end columns of v into e ([side][r][warp]): lane 0 the first
@@ -199,6 +210,7 @@ __global__ void __launch_bounds__(res_threads(R), 1)
 #pragma unroll
   for (int e = 0; e < V; e++)
     if (live && xs + e >= G.ox0 && xs + e < G.ox1) om |= 1u << e;
+  const bool full = __all_sync(0xffffffffu, om == (1u << V) - 1u);
 
   VT v[R];
   const VT z = vzero<T>();
@@ -237,7 +249,7 @@ __global__ void __launch_bounds__(res_threads(R), 1)
   int reason = 0, par = 0;
   /* one sweep into v, its edge rows into new_f for the neighbours */
 #define RESIDENT_SWEEP(NORM)                                                                    \
-  band_sweep<T, HAS_F, NORM, R>(P, v, up, dn, rows, om, ecol + par * 2 * R * nw,                 \
+  band_sweep<T, HAS_F, NORM, R>(P, v, up, dn, rows, om, full, ecol + par * 2 * R * nw,                 \
                                 ecol + par * 2 * R * nw + R * nw, fp, fstride, save, last);         \
   publish<T>(new_f, q0, sy, rows, om, below, above, v[0], last);                                   \
   if (gbelow) grow[((par ^ 1) * 2 * ng + 2 * g) * G.tg + ct] = v[0];                                \
@@ -347,6 +359,9 @@ __global__ void __launch_bounds__(depth_threads(R), 1)
   __shared__ double s_sum[D];
 
   const unsigned om = band_om<T>(G, live, xs);
+  /* no select-free path here: 512^2 fp32 with it measured level to 4% slower
+   * (2.14-2.33 against 2.23-2.33 us a sweep, H200, 2026-12-04) */
+  const bool full = false;
 
   VT v[R];
   const VT z = vzero<T>();
@@ -394,7 +409,7 @@ __global__ void __launch_bounds__(depth_threads(R), 1)
   int reason = 0, par = 0, hb = 0;
   /* one sweep into v (norm steps keep the measured field in sv) */
 #define RESIDENT_SWEEP(NORM, sv)                                                                \
-  band_sweep<T, HAS_F, NORM, R>(P, v, up, dn, rows, om, ecol + par * 2 * R * nw,                 \
+  band_sweep<T, HAS_F, NORM, R>(P, v, up, dn, rows, om, full, ecol + par * 2 * R * nw,                 \
                                 ecol + par * 2 * R * nw + R * nw, fp, fstride, sv, last);         \
   if (gbelow) grow[((par ^ 1) * 2 * ng + 2 * g) * G.tg + ct] = v[0];                                \
   if (gabove) grow[((par ^ 1) * 2 * ng + 2 * g + 1) * G.tg + ct] = last;                            \

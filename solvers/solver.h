@@ -30,7 +30,7 @@ typedef struct {
   const char *sync;      /* run.sync: auto, grid or launch (ignored on the host) */
   int blocks;            /* run.blocks: persistent grid size, 0 = all that fit */
   int overlap;           /* run.overlap: halo exchange beside the interior (grid solvers) */
-  int fused_halo;        /* run.fused_halo: grid mode over a node's GPUs in one kernel each */
+  int fused_halo;        /* run.fused_halo: grid mode over a node's GPUs in one kernel each (-1: auto) */
   int resident;          /* run.resident: a small 2D box held on the chip across sweeps */
   int resident_depth_req; /* run.resident_depth: most sweeps between grid barriers (0: auto) */
   int fuse_sweeps_req;   /* run.fuse_sweeps: sweeps a pass of the streamed 2D whole solve (1, 2; 0: auto) */

@@ -66,12 +66,15 @@ HALOS=${COOP_GPU_HALOS:-mpi ipc ipc-host $NCCL}
 # names match run (default all), e.g. to rerun a few after a kernel change;
 # "tail" names the checks after them (sync = auto, refusals, checkpoints)
 wanted() { echo "$1" | grep -Eq "^(${COOP_GPU_CASES:-.*})$"; }
+# COOP_GPU_RANKS: the rank counts to compare at (default "1 2"), e.g. 1 alone
+# to recheck a kernel that only a rank alone runs
+RANKS=${COOP_GPU_RANKS:-1 2}
 compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
   name=$1
   shift
   wanted "$name" || return 0
   solve "$name-host" 1 host auto "$@"
-  for n in 1 2; do
+  for n in $RANKS; do
     for sync in launch graph grid; do
       for halo in $( [ $n = 1 ] && echo mpi || echo $HALOS); do
         [ $halo != ipc-host ] || [ $sync = grid ] || continue

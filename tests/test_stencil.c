@@ -243,9 +243,25 @@ static void test_smem_plan(void) {
   CU_ASSERT_EQUAL(f.blocks, 0); /* cleared on refusal */
 }
 
+/* run.fused_halo = auto: the H200's 60 MB L2 (62914560 bytes) and the boxes
+ * measured on either side of 12 times it */
+static void test_fused_fits(void) {
+  const int64_t l2 = 62914560;
+  CU_ASSERT_EQUAL(coop_fused_halo_fits(2LL * 4096 * 2048 * 4, l2), 1);  /* 4096^2 fp32 on 2 ranks */
+  CU_ASSERT_EQUAL(coop_fused_halo_fits(2LL * 8192 * 4096 * 8, l2), 1);  /* 8192^2 fp64 */
+  CU_ASSERT_EQUAL(coop_fused_halo_fits(2LL * 16384 * 8192 * 4, l2), 0); /* 16384^2 fp32 */
+  CU_ASSERT_EQUAL(coop_fused_halo_fits(12 * l2, l2), 1);
+  CU_ASSERT_EQUAL(coop_fused_halo_fits(12 * l2 + 1, l2), 0);
+  CU_ASSERT_EQUAL(coop_fused_halo_fits(INT64_MAX, l2), 0);
+  CU_ASSERT_EQUAL(coop_fused_halo_fits(-1, l2), 0);
+  CU_ASSERT_EQUAL(coop_fused_halo_fits(INT64_MAX, 0), 1);             /* L2 unknown: fused */
+  CU_ASSERT_EQUAL(coop_fused_halo_fits(INT64_MAX, INT64_MAX / 4), 1); /* no overflow in l2 * 12 */
+}
+
 int main(void) {
   static const coop_unit_test tests[] = {
       {"shared-memory resident plan", test_smem_plan},
+      {"fused halo: the box against the L2", test_fused_fits},
       {"sweep matches the formula, region only", test_sweep_formula},
       {"pack/unpack regions with ghosts", test_pack_unpack},
       {"jacobi 2D reaches the discrete solution", test_jacobi_2d},

@@ -434,7 +434,10 @@ static int setup_form(app_state *a, const coop_comm *c) {
   if (!a->type->grid_form && strcmp(coop_config_str(a->cfg, "run.schedule"), "auto")) sv->sync = "launch";
   sv->blocks = (int)coop_config_int(a->cfg, "run.blocks");
   sv->overlap = coop_config_bool(a->cfg, "run.overlap");
-  sv->fused_halo = coop_config_bool(a->cfg, "run.fused_halo");
+  {
+    const char *fh = coop_config_str(a->cfg, "run.fused_halo");
+    sv->fused_halo = strcmp(fh, "auto") == 0 ? -1 : strcmp(fh, "true") == 0;
+  }
   sv->resident = coop_config_bool(a->cfg, "run.resident");
   {
     const char *d = coop_config_str(a->cfg, "run.resident_depth");

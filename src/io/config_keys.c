@@ -92,11 +92,12 @@ static const coop_key_info keys[] = {
     KEY_BOOL("run", "overlap", "true",
              "grid solvers on cuda with neighbours: the halo exchange runs on a second stream "
              "beside the interior of the step before it (false: after the whole step)"),
-    KEY_BOOL("run", "fused_halo", "true",
-             "grid mode, every rank on its own GPU of one node, halos through CUDA IPC: the whole "
-             "solve in one kernel per rank, new boundary values stored straight into the "
-             "neighbours' ghosts and the residual summed through peer memory (false: the host "
-             "exchanges halos between kernels)"),
+    KEY_CHOICE("run", "fused_halo", "auto", "auto|true|false",
+               "grid mode, every rank on its own GPU of one node, halos through CUDA IPC: the whole "
+               "solve in one kernel per rank, new boundary values stored straight into the "
+               "neighbours' ghosts and the residual summed through peer memory (false: the host "
+               "exchanges halos between kernels; auto: true where each rank's two fields take at "
+               "most 12 times the GPU's L2, false above, where the per-step kernels stream faster)"),
     KEY_BOOL("run", "resident", "true",
              "grid mode, one rank, a 2D box that fits on the chip: the field stays in registers "
              "(about 1M points fp32 on an H200) or else in shared memory (rows of at most 1024 "
