@@ -38,6 +38,7 @@ struct coop_relax {
   int solve_blocks;      /* whole-solve grid (grid mode: alone, or with peers) */
   int peers_on;          /* the whole solve spans the node's ranks (solvers/relax_peers.h) */
   int pair;              /* the whole solve of a rank alone takes two sweeps a pass (run.fuse_sweeps) */
+  int pair_steps;        /* grid mode with neighbours: the n-step kernel takes two steps a pass */
   int flip;              /* the last whole solve's answer is not in its iterations' parity field */
 #if COOP_HAVE_CUDA
   coop_relax_peer_set peers; /* mapped at the first such solve */
@@ -212,9 +213,23 @@ static int setup_device(coop_relax *r) {
     COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->ctl.check_every, sv->resident_depth_req,
                                              sv->be->sm_count,
                                              &r->res));
+#ifdef COOP_PAIR_RANKS
+  /* Experimental, built only with -DCOOP_PAIR_RANKS (not yet run on a GPU):
+   * ranks with neighbours that sweep between exchanges take two steps a
+   * pass in the n-step kernel where run.fuse_sweeps = 2 asks for it (2D; a
+   * block of g steps has g plain ones, g - 1 with the overlap's split step) */
+  if (!r->alone && sv->fuse_sweeps_req == 2 && sv->s->grid.ndim == 2 && r->g >= (r->overlap ? 3 : 2)) {
+    int per_sm = 0;
+    COOP_CHECK(coop_relax_occupancy_cuda(sv->s, sv->f != NULL, 4, &per_sm));
+    r->pair_steps = per_sm * be->sm_count >= r->blocks;
+    if (sv->comm->rank == 0 && r->pair_steps)
+      fprintf(stderr, "coopsolve: note: two sweeps a pass between exchanges (run.fuse_sweeps = 2, "
+                      "experimental build)\n");
+  }
+#endif
   if (r->res.blocks && r->res.replay)
     COOP_CHECK(sv->be->alloc(sv->be, &r->res.ckpt, (size_t)r->res.ckpt_bytes));
-  if (sv->fuse_sweeps_req == 2 && (!r->pair || r->res.blocks) && sv->comm->rank == 0)
+  if (sv->fuse_sweeps_req == 2 && (!r->pair || r->res.blocks) && !r->pair_steps && sv->comm->rank == 0)
     fprintf(stderr, "coopsolve: note: run.fuse_sweeps = 2 applies to a box of a rank alone streamed from "
                     "memory (not held on the chip); sweeping once a pass\n");
   return 0;
@@ -336,8 +351,8 @@ static int plain_steps(coop_relax *r, const coop_region *regions, int k, int64_t
 #if COOP_HAVE_CUDA
   if (r->mode == MODE_GRID && m > 1) {
     COOP_CHECK(coop_relax_steps_grid_cuda(sv->s, regions, k, m, r->c, sv->u, sv->unew, sv->f,
-                                          r->blocks, sv->be->stream));
-    if (m % 2) swap_fields(sv);
+                                          r->blocks, r->pair_steps, sv->be->stream));
+    if ((r->pair_steps ? m / 2 + m % 2 : m) % 2) swap_fields(sv); /* the kernel's swaps */
     r->steps += m;
     return 0;
   }

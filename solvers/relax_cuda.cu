@@ -20,6 +20,10 @@
 
 namespace cg = cooperative_groups;
 
+#ifndef COOP_PAIR_BLOCKS /* blocks a SM the two-sweep kernels are built for */
+#define COOP_PAIR_BLOCKS COOP_RELAX2_BLOCKS
+#endif
+
 namespace {
 
 /* The regions of a block of steps, passed by value: a __grid_constant__
@@ -40,6 +44,38 @@ __global__ void RELAX_BOUNDS steps_kernel(RelaxPar P, const __grid_constant__ Re
     const RelaxGeom &G = S.g[s < S.k ? s : S.k - 1];
     relax_range<T, DIM, HAS_F, false, unsigned, false, true>(P, G, u, un, f, t0, ts);
     if (s + 1 < n) grid.sync();
+    T *t = u;
+    u = un;
+    un = t;
+  }
+}
+
+/* n steps of a 2D box with neighbours, two sweeps a pass where two steps
+ * follow (relax_pair_ring over the first one's region). The pass takes the
+ * layer beyond its region as fixed: there it holds u_k from the exchange
+ * (the region reaches at most g - 1 layers into the ghosts), so u_{k+1} is
+ * wrong only beyond the region and u_{k+2} only on the region's outer
+ * layer, which the next step's region (one layer less at each face with a
+ * neighbour) never reads. So step s's region, s + 1's result: n <= S.k, a
+ * region a step. One grid barrier a pass; an odd last step sweeps once.
+ * Experimental (solvers/relax.c, COOP_PAIR_RANKS): not yet run on a GPU. */
+template <typename T, bool HAS_F>
+__global__ void __launch_bounds__(RELAX_THREADS, COOP_PAIR_BLOCKS)
+    steps_pair_kernel(RelaxPar P, const __grid_constant__ RelaxSteps S, long long n, T *u, T *un,
+                      const T *__restrict__ f) {
+  cg::grid_group grid = cg::this_grid();
+  const unsigned t0 = blockIdx.x * RELAX_THREADS + threadIdx.x, ts = gridDim.x * RELAX_THREADS;
+  for (long long s = 0; s < n;) {
+    const RelaxGeom &G = S.g[s < S.k ? s : S.k - 1];
+    if (s + 1 < n) {
+      double p0 = 0.0, p1 = 0.0;
+      relax_pair_ring<T, HAS_F, false>(P, G, u, un, f, t0, ts, TaskQueue{nullptr, 0}, p0, p1);
+      s += 2;
+    } else {
+      relax_range<T, 2, HAS_F, false, unsigned, false, true>(P, G, u, un, f, t0, ts);
+      s += 1;
+    }
+    if (s < n) grid.sync();
     T *t = u;
     u = un;
     un = t;
@@ -230,9 +266,6 @@ __global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
  * a stop at u_k leaves it in u, a stop at u_{k+1} takes one plain sweep from
  * u. The field holding the answer is not the iterations' parity after an odd
  * number of passes: st->flip says so. */
-#ifndef COOP_PAIR_BLOCKS /* blocks a SM the two-sweep kernel is built for */
-#define COOP_PAIR_BLOCKS COOP_RELAX2_BLOCKS
-#endif
 /* 3D: 2 blocks a SM (128 registers): at 3 (80) the march spilled in its
  * plane loop; 512^3 fp64, us a sweep, 3 / 2 blocks: 598 / 516 (ghost 2),
  * fp32 270 / 267 (bench/results/2026-12-03-h200-3d-pair.md) */
@@ -325,6 +358,10 @@ template <typename T, int DIM>
 void *steps_fn(bool has_f) {
   return has_f ? (void *)steps_kernel<T, DIM, true> : (void *)steps_kernel<T, DIM, false>;
 }
+template <typename T>
+void *steps_pair_fn(bool has_f) {
+  return has_f ? (void *)steps_pair_kernel<T, true> : (void *)steps_pair_kernel<T, false>;
+}
 template <typename T, int DIM>
 void *pair_fn(bool has_f) {
   return has_f ? (void *)solve_pair_kernel<T, DIM, true> : (void *)solve_pair_kernel<T, DIM, false>;
@@ -341,9 +378,10 @@ void *solve_pick(bool f32, bool d3, bool has_f) {
 
 /* solve: 0 the n-step kernel, 1 the whole solve of a rank alone, 2 the
  * whole solve of ranks on one node, 3 that of a 2D box of a rank alone, two
- * sweeps a pass */
+ * sweeps a pass, 4 the n-step kernel of a 2D box, two sweeps a pass */
 void *pick_kernel(const coop_stencil *s, bool has_f, int solve) {
   const bool f32 = s->grid.prec == COOP_FP32, d3 = s->grid.ndim == 3;
+  if (solve == 4) return f32 ? steps_pair_fn<float>(has_f) : steps_pair_fn<double>(has_f);
   if (solve == 3)
     return f32 ? (d3 ? pair_fn<float, 3>(has_f) : pair_fn<float, 2>(has_f))
                : (d3 ? pair_fn<double, 3>(has_f) : pair_fn<double, 2>(has_f));
@@ -393,10 +431,13 @@ extern "C" int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int s
 
 extern "C" int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_region *regions, int k,
                                           long long n, double c, void *u, void *unew,
-                                          const void *f, int blocks, void *stream) {
+                                          const void *f, int blocks, int pair, void *stream) {
   if (k < 1 || k > COOP_MAX_SWEEPS_PER_EXCHANGE || n < 1)
     return COOP_ERROR(COOP_ERR_RUNTIME, "%d regions for %lld steps; 1 to %d supported", k, n,
                       COOP_MAX_SWEEPS_PER_EXCHANGE);
+  if (pair && (s->grid.ndim != 2 || n > k))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "two sweeps a pass between exchanges: 2D, a region a step (%d "
+                      "dimensions, %d regions for %lld steps)", s->grid.ndim, k, n);
   RelaxPar P = make_relax_par(s, c);
   RelaxSteps S = {};
   S.k = k;
@@ -406,7 +447,7 @@ extern "C" int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_regi
     if (s->grid.ndim == 2) ring2_long_tasks(&S.g[i]); /* tasks dealt in turn here */
   }
   void *args[] = {&P, &S, &n, &u, &unew, (void *)&f};
-  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, 0), dim3(blocks),
+  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, pair ? 4 : 0), dim3(blocks),
                                         dim3(RELAX_THREADS), args, 0, (cudaStream_t)stream));
   return 0;
 }

@@ -67,10 +67,13 @@ int coop_relax_blocks_per_sm_cuda(int ndim);
 
 /* n steps in one cooperative launch of `blocks` blocks, grid.sync() between
  * steps; step i runs over regions[min(i, k - 1)], k <= COOP_MAX_SWEEPS_PER_EXCHANGE
- * (the regions travel as a kernel parameter). u and unew swap inside. */
+ * (the regions travel as a kernel parameter). u and unew swap inside, once
+ * a step; pair (2D, n <= k, each region one layer less than the one before
+ * at faces with neighbours): two steps a pass, u and unew swapping once a
+ * pass (n / 2 + n % 2 times). */
 int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_region *regions, int k,
                                long long n, double c, void *u, void *unew, const void *f,
-                               int blocks, void *stream);
+                               int blocks, int pair, void *stream);
 
 /* The whole Jacobi solve (a rank without neighbours) in one launch: a norm
  * step at iterations 0, check_every, 2 check_every, ... and max_iter, the stop

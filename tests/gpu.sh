@@ -87,6 +87,11 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
         [ "$n-$sync-$halo" != 2-grid-ipc ] || fused_check "$TMP/$r.log"
         [ $halo != nccl ] || grep -q "through NCCL" "$TMP/$r.log" || { cat "$TMP/$r.log"; fail "$r: faces not through NCCL"; }
         [ "$n-$sync" != 1-grid ] || resident_check "$TMP/$r.log"
+        # COOP_GPU_PAIR_RANKS=1: a build with -DCOOP_PAIR_RANKS, whose ranks with
+        # neighbours take two sweeps a pass between exchanges (the fused kernel aside)
+        [ -z "${PAIR_RANKS:-}" ] || [ -z "${COOP_GPU_PAIR_RANKS:-}" ] || [ "$n-$sync" != 2-grid ] ||
+          [ $halo = ipc ] || grep -q "two sweeps a pass between exchanges" "$TMP/$r.log" ||
+          { cat "$TMP/$r.log"; fail "$r: no two sweeps a pass between exchanges"; }
         [ -z "${PAIR:-}" ] || [ "$n-$sync" != 1-grid ] || grep -q "two sweeps a pass" "$TMP/$r.log" ||
           { cat "$TMP/$r.log"; fail "$r: the two-sweep kernel did not run"; }
         [ "$(mode_of "$TMP/$r.h5")" = $sync ] || fail "$name: mode is not $sync"
@@ -166,6 +171,17 @@ TOL=1e-5 PAIR=1 RESIDENT=0 compare g2d-pair-g4-fp32 --set solver.rtol=0 --set so
   --set run.resident=false --set run.fuse_sweeps=2
 PAIR=1 RESIDENT=0 compare g2d-pair-conv --set solver.rtol=1e-5 --set solver.max_iter=20000 --set solver.check_every=1 \
   --set grid.nx=67 --set grid.ny=45 --set grid.ghost=2 --set run.resident=false --set run.fuse_sweeps=2
+# two sweeps a pass between exchanges at 2 ranks (builds with -DCOOP_PAIR_RANKS;
+# the others sweep once, with a note): ghost 4 and 3 (the overlap's split step
+# leaves 3 and 2 plain steps a block: a pair and a single, a pair), checks 7
+# and 13 apart (blocks that start with a norm step, odd runs), fp64 with a
+# source and fp32 Laplace, boxes cut across y and, wider than tall, across x
+PAIR_RANKS=1 RESIDENT=0 compare g2d-pair-ranks --set solver.rtol=0 --set solver.max_iter=61 \
+  --set solver.check_every=7 --set grid.nx=203 --set grid.ny=301 --set grid.ghost=4 --set run.resident=false \
+  --set run.fuse_sweeps=2
+TOL=1e-5 PAIR_RANKS=1 RESIDENT=0 compare g2d-pair-ranks-fp32 --set solver.rtol=0 --set solver.max_iter=50 \
+  --set solver.check_every=13 --set grid.nx=603 --set grid.ny=203 --set grid.ghost=3 --set solver.precision=fp32 \
+  --set problem.type=laplace --set run.resident=false --set run.fuse_sweeps=2
 # 3D two sweeps a pass (relax_pair_ring3): fp64 with a source, 67 chunks a
 # row (tiles of 32, 32 and 3 chunks), 23 rows (pair tiles of 6, 6, 6, 5),
 # ghost 2, 3 blocks looping over the tasks, a stop between a pass's sweeps;
