@@ -9,8 +9,10 @@
  * the same values with the same operands, so the same bits). Both residuals
  * (of u_k and of u_{k+1}) are summed in the pass. The caller keeps u_k (the
  * pass never writes it): a stop at u_k finds it there, a stop at u_{k+1}
- * takes one plain sweep from it. Only the region of a rank alone: the ghosts
- * of G are the Dirichlet values, which no sweep changes. */
+ * takes one plain sweep from it. Whatever lies beyond the region is taken
+ * as fixed: for a rank alone the Dirichlet values; between exchanges
+ * (steps_pair_kernel, solvers/relax_cuda.cu) u_k of the ghosts, which makes
+ * u_{k+2} wrong on the region's outer layer only. */
 #ifndef COOP_STENCIL_PAIR_CUH
 #define COOP_STENCIL_PAIR_CUH
 

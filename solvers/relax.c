@@ -223,8 +223,8 @@ static int setup_device(coop_relax *r) {
     COOP_CHECK(coop_relax_occupancy_cuda(sv->s, sv->f != NULL, 4, &per_sm));
     r->pair_steps = per_sm * be->sm_count >= r->blocks;
     if (sv->comm->rank == 0 && r->pair_steps)
-      fprintf(stderr, "coopsolve: note: two sweeps a pass between exchanges (run.fuse_sweeps = 2, "
-                      "experimental build)\n");
+      fprintf(stderr, "coopsolve: note: two sweeps a pass between exchanges, where steps run between "
+                      "exchanges (run.fuse_sweeps = 2, experimental build)\n");
   }
 #endif
   if (r->res.blocks && r->res.replay)
