@@ -40,4 +40,4 @@ t = float(s["solve_time"])
 print("%-50s %8.3f us/sweep  (%d steps, %.4f s)" % (what, 1e6 * t / st, st, t))
 PY
 # SWEEP_PLAN=1: the plan the run took (blocks; the on-chip field's groups, rows, depth)
-[ -z "${SWEEP_PLAN:-}" ] || grep -hE "persistent blocks|field: held" "$d/log" | sed "s/^ */    /"
+[ -z "${SWEEP_PLAN:-}" ] || grep -hE "persistent blocks|field: held|sweeps a pass|sweeping once" "$d/log" | sed "s/^ */    /"

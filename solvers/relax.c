@@ -213,25 +213,25 @@ static int setup_device(coop_relax *r) {
     COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->ctl.check_every, sv->resident_depth_req,
                                              sv->be->sm_count,
                                              &r->res));
-#ifdef COOP_PAIR_RANKS
-  /* Experimental, built only with -DCOOP_PAIR_RANKS (not yet run on a GPU):
-   * ranks with neighbours that sweep between exchanges take two steps a
-   * pass in the n-step kernel where run.fuse_sweeps = 2 asks for it (2D; a
-   * block of g steps has g plain ones, g - 1 with the overlap's split step) */
-  if (!r->alone && sv->fuse_sweeps_req == 2 && sv->s->grid.ndim == 2 && r->g >= (r->overlap ? 3 : 2)) {
+  /* ranks with neighbours that sweep between exchanges: two steps a pass in
+   * the n-step kernel, by the rule a rank alone follows on its own box (2D;
+   * a block of g steps has g plain ones, g - 1 with the overlap's split
+   * step). Two ranks sharing one H200: 8-24% less time a sweep than one
+   * step a pass (bench/results/2026-12-04-h200-pair-ranks.md) */
+  if (!r->alone && sv->s->grid.ndim == 2 && pair_wanted(sv) && r->g >= (r->overlap ? 3 : 2)) {
     int per_sm = 0;
     COOP_CHECK(coop_relax_occupancy_cuda(sv->s, sv->f != NULL, 4, &per_sm));
     r->pair_steps = per_sm * be->sm_count >= r->blocks;
     if (sv->comm->rank == 0 && r->pair_steps)
       fprintf(stderr, "coopsolve: note: two sweeps a pass between exchanges, where steps run between "
-                      "exchanges (run.fuse_sweeps = 2, experimental build)\n");
+                      "exchanges (run.fuse_sweeps = %s)\n", sv->fuse_sweeps_req ? "2" : "auto");
   }
-#endif
   if (r->res.blocks && r->res.replay)
     COOP_CHECK(sv->be->alloc(sv->be, &r->res.ckpt, (size_t)r->res.ckpt_bytes));
   if (sv->fuse_sweeps_req == 2 && (!r->pair || r->res.blocks) && !r->pair_steps && sv->comm->rank == 0)
     fprintf(stderr, "coopsolve: note: run.fuse_sweeps = 2 applies to a box of a rank alone streamed from "
-                    "memory (not held on the chip); sweeping once a pass\n");
+                    "memory (not held on the chip), and to 2D boxes with neighbours at grid.ghost >= 3 (2 with "
+                    "run.overlap = false); sweeping once a pass\n");
   return 0;
 #else
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
@@ -353,6 +353,7 @@ static int plain_steps(coop_relax *r, const coop_region *regions, int k, int64_t
     COOP_CHECK(coop_relax_steps_grid_cuda(sv->s, regions, k, m, r->c, sv->u, sv->unew, sv->f,
                                           r->blocks, r->pair_steps, sv->be->stream));
     if ((r->pair_steps ? m / 2 + m % 2 : m) % 2) swap_fields(sv); /* the kernel's swaps */
+    if (r->pair_steps) sv->fused_sweeps = 2;
     r->steps += m;
     return 0;
   }

@@ -57,8 +57,7 @@ __global__ void RELAX_BOUNDS steps_kernel(RelaxPar P, const __grid_constant__ Re
  * wrong only beyond the region and u_{k+2} only on the region's outer
  * layer, which the next step's region (one layer less at each face with a
  * neighbour) never reads. So step s's region, s + 1's result: n <= S.k, a
- * region a step. One grid barrier a pass; an odd last step sweeps once.
- * Experimental (solvers/relax.c, COOP_PAIR_RANKS): not yet run on a GPU. */
+ * region a step. One grid barrier a pass; an odd last step sweeps once. */
 template <typename T, bool HAS_F>
 __global__ void __launch_bounds__(RELAX_THREADS, COOP_PAIR_BLOCKS)
     steps_pair_kernel(RelaxPar P, const __grid_constant__ RelaxSteps S, long long n, T *u, T *un,

@@ -87,11 +87,10 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
         [ "$n-$sync-$halo" != 2-grid-ipc ] || fused_check "$TMP/$r.log"
         [ $halo != nccl ] || grep -q "through NCCL" "$TMP/$r.log" || { cat "$TMP/$r.log"; fail "$r: faces not through NCCL"; }
         [ "$n-$sync" != 1-grid ] || resident_check "$TMP/$r.log"
-        # COOP_GPU_PAIR_RANKS=1: a build with -DCOOP_PAIR_RANKS, whose ranks with
-        # neighbours take two sweeps a pass between exchanges (the fused kernel
-        # aside); the note says the plan took it, the bits that it is right
-        [ -z "${PAIR_RANKS:-}" ] || [ -z "${COOP_GPU_PAIR_RANKS:-}" ] || [ "$n-$sync" != 2-grid ] ||
-          [ $halo = ipc ] || grep -q "two sweeps a pass between exchanges" "$TMP/$r.log" ||
+        # ranks with neighbours take two sweeps a pass between exchanges (the
+        # fused kernel aside): the note says the plan took it, the bits that it is right
+        [ -z "${PAIR_RANKS:-}" ] || [ "$n-$sync" != 2-grid ] || [ $halo = ipc ] ||
+          grep -q "two sweeps a pass between exchanges" "$TMP/$r.log" ||
           { cat "$TMP/$r.log"; fail "$r: no two sweeps a pass between exchanges"; }
         [ -z "${PAIR:-}" ] || [ "$n-$sync" != 1-grid ] || grep -q "two sweeps a pass" "$TMP/$r.log" ||
           { cat "$TMP/$r.log"; fail "$r: the two-sweep kernel did not run"; }
@@ -172,8 +171,8 @@ TOL=1e-5 PAIR=1 RESIDENT=0 compare g2d-pair-g4-fp32 --set solver.rtol=0 --set so
   --set run.resident=false --set run.fuse_sweeps=2
 PAIR=1 RESIDENT=0 compare g2d-pair-conv --set solver.rtol=1e-5 --set solver.max_iter=20000 --set solver.check_every=1 \
   --set grid.nx=67 --set grid.ny=45 --set grid.ghost=2 --set run.resident=false --set run.fuse_sweeps=2
-# two sweeps a pass between exchanges at 2 ranks (builds with -DCOOP_PAIR_RANKS;
-# the others sweep once, with a note): ghost 4, checks 11 apart, the overlap on
+# two sweeps a pass between exchanges at 2 ranks (grid mode; the other modes
+# sweep once): ghost 4, checks 11 apart, the overlap on
 # (blocks of 2 and 3 plain steps beside the split one: a pair, a pair and a
 # single), fp64 with a source, cut across y; ghost 3, checks 13 apart, the
 # overlap off (blocks of 3 plain steps ending on the owned box, 2 after a norm

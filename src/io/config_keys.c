@@ -109,11 +109,13 @@ static const coop_key_info keys[] = {
                "for them; auto: 4 where the bands have the rows and the block the threads and shared "
                "memory for it (boxes up to about 512^2), else 1"),
     KEY_CHOICE("run", "fuse_sweeps", "auto", "auto|1|2",
-               "grid mode, one rank, a 2D box streamed from memory (not run.resident): Jacobi sweeps "
-               "a pass over the field; 2 computes the second sweep's rows on the chip one row behind "
+               "grid mode, a box streamed from memory (not run.resident): Jacobi sweeps a pass over "
+               "the field; 2 computes the second sweep's rows on the chip one row (3D: plane) behind "
                "the first's, so the field is read and written once, and one grid barrier taken, for "
-               "two sweeps (a stop between them takes one more sweep); auto: 2 where the two fields "
-               "exceed twice the GPU's L2 cache, else 1"),
+               "two sweeps (a stop between them takes one more sweep); ranks with neighbours (2D, "
+               "grid.ghost >= 3, or 2 with run.overlap = false) take the steps between exchanges two "
+               "a pass; auto: 2 where a rank's two fields exceed the GPU's L2 cache (3D: four times "
+               "it, and never fp64 with a source), else 1"),
     KEY_INT("run", "device", "-1", -1, 4096,
             "GPU index; -1: node-local rank modulo the GPUs of the node"),
     KEY_INT("run", "blocks", "0", 0, 1000000,
