@@ -259,6 +259,15 @@ DEPTH=4 compare conv-d4c3 --set grid.nx=64 --set grid.ny=600 --set problem.type=
   --set solver.check_every=3 --set run.resident_depth=4
 DEPTH=1 compare g2d-d1 --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 --set grid.nx=300 \
   --set grid.ny=600 --set run.resident_depth=1
+# converged solves at one sweep a barrier (a stop writes the field kept
+# aside): checks every sweep, every 2 and every 5 (fp64: the histories are
+# compared below at 1e-9 of the first residual, which fp32 residuals do not reach)
+DEPTH=1 compare conv-d1 --set grid.nx=64 --set grid.ny=600 --set problem.type=laplace --set solver.rtol=0.05 \
+  --set solver.check_every=1 --set run.resident_depth=1
+DEPTH=1 compare conv-d1c2 --set grid.nx=64 --set grid.ny=600 --set problem.type=laplace --set solver.rtol=0.02 \
+  --set solver.check_every=2 --set run.resident_depth=1
+DEPTH=1 compare conv-d1c5 --set grid.nx=301 --set grid.ny=777 --set problem.type=laplace \
+  --set solver.rtol=0.05 --set solver.check_every=5 --set run.resident_depth=1
 # boxes too wide or too tall for the registers, held in shared memory (one
 # block per SM, one band each; counts for 132 SMs). Where two copies of a
 # band fit, a check keeps the measured field aside: fp64, 512 threads, bands
