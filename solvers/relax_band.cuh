@@ -93,6 +93,12 @@ template <typename T>
 __device__ __forceinline__ T own_sel(const AllOwned &, int, T x, T) {
   return x;
 }
+/* Whether every chunk of the warp is owned (om: the thread's chunk's owned
+ * elements), warp-uniform: such a warp takes the pass with AllOwned. */
+template <typename T>
+__device__ __forceinline__ bool warp_owns_all(unsigned om) {
+  return __all_sync(0xffffffffu, om == (1u << Vec16<T>::n) - 1u);
+}
 
 /* One chunk of one row: the new values of its owned elements (own: om or
  * ChunkMask; the others keep ce) and, NORM, their squared residuals added

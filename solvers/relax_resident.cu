@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(res_threads(R), 1)
 #pragma unroll
   for (int e = 0; e < V; e++)
     if (live && xs + e >= G.ox0 && xs + e < G.ox1) om |= 1u << e;
-  const bool full = __all_sync(0xffffffffu, om == (1u << V) - 1u);
+  const bool full = warp_owns_all<T>(om);
 
   VT v[R];
   const VT z = vzero<T>();

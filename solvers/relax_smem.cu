@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(MAXT, 1)
   for (int e = 0; e < V; e++)
     if (live && xs + e >= G.ox0 && xs + e < G.ox1) om |= 1u << e;
   const ChunkMask<T> mk = chunk_mask<T>(om);
-  const bool full = __all_sync(0xffffffffu, om == (1u << V) - 1u);
+  const bool full = warp_owns_all<T>(om);
 
   const int w = tid >> 5;
   const bool lane0 = lane == 0, lane31 = lane == 31;
