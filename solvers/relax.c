@@ -39,6 +39,7 @@ struct coop_relax {
   int peers_on;          /* the whole solve spans the node's ranks (solvers/relax_peers.h) */
   int pair;              /* the whole solve of a rank alone takes two sweeps a pass (run.fuse_sweeps) */
   int pair_steps;        /* grid mode with neighbours: the n-step kernel takes two steps a pass */
+  int peers_pair;        /* the multi-rank whole solve takes two sweeps a pass (COOP_PEERS_PAIR builds) */
   int flip;              /* the last whole solve's answer is not in its iterations' parity field */
 #if COOP_HAVE_CUDA
   coop_relax_peer_set peers; /* mapped at the first such solve */
@@ -158,6 +159,44 @@ static int pair_wanted(const coop_solve *sv) {
 }
 #endif
 
+#if COOP_HAVE_CUDA && defined(COOP_PEERS_PAIR)
+/* The multi-rank whole solve, two sweeps a pass (solve_pair_kernel with
+ * PEERS), taken by every rank or none: 2D, run.fuse_sweeps asks for it
+ * (auto: the rule of a rank alone, on each rank's own box), ghosts at least
+ * 2 deep (the pass reads u_k two layers into them), neighbours along one
+ * axis only (a corner ghost would come from a diagonal neighbour, which
+ * the kernel does not store to) and every rank at least 2 points thick
+ * along it (it sends its two outer layers), and the kernel's occupancy.
+ * Built only with -DCOOP_PEERS_PAIR until it has run on two GPUs. */
+static int plan_peers_pair(coop_relax *r) {
+  coop_solve *sv = r->sv;
+  const coop_grid *gr = &sv->s->grid;
+  const coop_halo *h = sv->halo;
+  int axes = 0, thin = 0;
+  for (int a = 0; a < gr->ndim; a++)
+    if (h->nbr[a][0] != MPI_PROC_NULL || h->nbr[a][1] != MPI_PROC_NULL) {
+      axes++;
+      thin |= gr->n[a] < 2;
+    }
+  const int mine = gr->ndim == 2 && pair_wanted(sv) && r->g >= 2 && axes == 1 && !thin;
+  int all = 0;
+  COOP_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, sv->comm->world));
+  if (!all) return 0;
+  int blocks = 0, who = -1;
+  char msg[COOP_RELAX_NOTE_LEN];
+  const int rc = plan_grid(r, 5, &blocks);
+  COOP_CHECK(coop_relax_peers_agree(sv->comm, rc, &who, msg, sizeof msg));
+  if (who >= 0) {
+    if (sv->comm->rank == 0)
+      fprintf(stderr, "coopsolve: note: the multi-rank solve sweeps once a pass (rank %d: %s)\n", who, msg);
+    return 0;
+  }
+  r->peers_pair = 1;
+  r->solve_blocks = blocks;
+  return 0;
+}
+#endif
+
 static int setup_device(coop_relax *r) {
   coop_solve *sv = r->sv;
   coop_backend *be = sv->be;
@@ -201,6 +240,9 @@ static int setup_device(coop_relax *r) {
     /* the peers' memory is mapped at the first coop_relax_solve: heat and
      * checkpointed runs never take that kernel */
     if (r->peers_on) COOP_CHECK(plan_peers(r));
+#ifdef COOP_PEERS_PAIR
+    if (r->peers_on) COOP_CHECK(plan_peers_pair(r));
+#endif
   }
   r->target = (long long)r->blocks * coop_relax_threads_cuda();
   /* the multi-rank whole solve reports itself when it runs (coop_relax_solve):
@@ -228,7 +270,8 @@ static int setup_device(coop_relax *r) {
   }
   if (r->res.blocks && r->res.replay)
     COOP_CHECK(sv->be->alloc(sv->be, &r->res.ckpt, (size_t)r->res.ckpt_bytes));
-  if (sv->fuse_sweeps_req == 2 && (!r->pair || r->res.blocks) && !r->pair_steps && sv->comm->rank == 0)
+  if (sv->fuse_sweeps_req == 2 && (!r->pair || r->res.blocks) && !r->pair_steps && !r->peers_pair &&
+      sv->comm->rank == 0)
     fprintf(stderr, "coopsolve: note: run.fuse_sweeps = 2 applies to a box of a rank alone streamed from "
                     "memory (not held on the chip), and to 2D boxes with neighbours at grid.ghost >= 3 (2 with "
                     "run.overlap = false); sweeping once a pass\n");
@@ -543,6 +586,7 @@ static int peers_open(coop_relax *r, int *ok) {
   r->peers_open = *ok;
   if (*ok) return 0;
   r->peers_on = 0;
+  r->peers_pair = 0;
   if (sv->comm->rank == 0) fprintf(stderr, "coopsolve: note: halos between kernels (run.fused_halo: %s)\n", why);
   return 0;
 }
@@ -563,9 +607,10 @@ static int peers_fault(coop_relax *r) {
   long long f[3];
   COOP_CHECK(coop_relax_peers_fault_cuda(&r->peers.p, f));
   if (!f[0]) return 0;
+  /* two sweeps a pass: the kernel counts passes, the step is the pass's last sweep */
   return COOP_ERROR(COOP_ERR_RUNTIME, "rank %d: the GPU waited more than %g s for rank %lld at step %lld "
                     "of the multi-rank solve (run.fused_halo = false exchanges halos from the host)",
-                    r->sv->comm->rank, r->peers.p.timeout_s, f[1], f[2]);
+                    r->sv->comm->rank, r->peers.p.timeout_s, f[1], r->peers_pair ? 2 * f[2] : f[2]);
 }
 
 #endif
@@ -598,14 +643,18 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
     else if (r->alone)
       rc = coop_relax_solve_grid_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
                                       r->solve_blocks, r->pair, be->stream);
-    else
+    else {
+      /* two sweeps a pass: the owned box and one ghost layer at each face with a neighbour */
+      const coop_region pass = coop_halo_sweep_region(sv->halo, 1);
       rc = coop_relax_solve_peers_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
-                                       r->solve_blocks, be->stream, &r->peers.p);
+                                       r->solve_blocks, be->stream, &r->peers.p, r->peers_pair ? &pass : NULL);
+    }
     if (!rc) rc = fetch_solve(r, ctl, st, hi, hr, cap);
     if (!rc && !r->alone) rc = peers_fault(r);
     if (!rc && !r->alone) {
       sv->grid_blocks = r->solve_blocks;
       sv->halo_fused = 1;
+      sv->fused_sweeps = r->peers_pair ? 2 : 1;
     }
     if (!rc && r->alone && !r->res.blocks) sv->fused_sweeps = r->pair ? 2 : 1;
     if (!rc && r->alone && r->res.blocks) {
