@@ -50,7 +50,7 @@ __device__ __forceinline__ void cp_async_if(unsigned dst, const void *src, bool 
  * same thread): at a y face whole chunks of the two rows, at an x face its
  * elements of the two columns, row by row. true when it sent any. */
 template <typename T>
-__device__ __forceinline__ bool pair_forward(const PeerFwd &F, int par, const RelaxGeom &G, const T *un,
+__host__ __device__ __forceinline__ bool pair_forward(const PeerFwd &F, int par, const RelaxGeom &G, const T *un,
                                              int xs, unsigned om, int m, int rows) {
   constexpr int V = Vec16<T>::n;
   const long long ms = G.sy;
@@ -68,7 +68,8 @@ __device__ __forceinline__ bool pair_forward(const PeerFwd &F, int par, const Re
       } else {
         const int e = (P.side ? G.ox1 - 1 - d : G.ox0 + d) - xs;
         if (e < 0 || e >= V || !((om >> e) & 1u)) continue;
-        for (int y = max(m, G.om0); y < min(m + rows, G.om1); y++) dst[gd + P.sy * y] = un[xs + e + ms * y];
+        const int y0 = m > G.om0 ? m : G.om0, y1 = m + rows < G.om1 ? m + rows : G.om1;
+        for (int y = y0; y < y1; y++) dst[gd + P.sy * y] = un[xs + e + ms * y];
         hit = true;
       }
     }
