@@ -69,7 +69,17 @@ __host__ __device__ __forceinline__ bool pair_forward(const PeerFwd &F, int par,
         const int e = (P.side ? G.ox1 - 1 - d : G.ox0 + d) - xs;
         if (e < 0 || e >= V || !((om >> e) & 1u)) continue;
         const int y0 = m > G.om0 ? m : G.om0, y1 = m + rows < G.om1 ? m + rows : G.om1;
-        for (int y = y0; y < y1; y++) dst[gd + P.sy * y] = un[xs + e + ms * y];
+        /* four rows' loads before their stores: dst may alias un for all the
+         * compiler knows, so row by row would be a chain of L2 round trips */
+        int y = y0;
+        for (; y + 4 <= y1; y += 4) {
+          T v[4];
+#pragma unroll
+          for (int q = 0; q < 4; q++) v[q] = un[xs + e + ms * (y + q)];
+#pragma unroll
+          for (int q = 0; q < 4; q++) dst[gd + P.sy * (y + q)] = v[q];
+        }
+        for (; y < y1; y++) dst[gd + P.sy * y] = un[xs + e + ms * y];
         hit = true;
       }
     }

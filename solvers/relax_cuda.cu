@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
   __shared__ int s_ok;
   long long it = 0, c = 0, steps = 0;
   double r0 = 0.0, rn = 0.0;
-  int reason = 0, par = 0; /* par: which of the neighbours' fields pairs with un */
+  int reason = 0, par = 0; /* par: which of the neighbours' fields pairs with u */
   bool fwd = false;        /* this thread's tasks store to a neighbour (the same every step) */
   /* the barrier at the end of a step; with PEERS it also brings the sum */
   auto barrier = [&](bool norm) -> bool {

@@ -191,14 +191,20 @@ TOL=1e-5 PAIR_RANKS=1 RESIDENT=0 compare g2d-pair-ranks-fp32 --set solver.rtol=0
 # the multi-rank whole solve two sweeps a pass (2 GPUs, ipc halos; the other
 # runs as any case): ghost 2 (the least it takes), fp64 with a source, cut
 # across y, a stop between a pass's sweeps (61); fp32 Laplace cut across x,
-# ghost 3, 2 blocks drawing the tasks, a check every 5; fp64 converging by
-# rtol with a check every sweep
+# ghost 3 (the two columns sent in two chunks), 2 blocks drawing the tasks, a
+# check every 5, a stop between sweeps (51: the last sweep reaches into a
+# ghost column); fp32 with a source cut across x at ghost 2 (both columns
+# in one chunk, the second ghost column the row's first element); fp64
+# converging by rtol with a check every sweep
 PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair --set solver.rtol=0 --set solver.max_iter=61 \
   --set solver.check_every=1 --set grid.nx=203 --set grid.ny=301 --set grid.ghost=2 --set run.resident=false \
   --set run.fuse_sweeps=2
-TOL=1e-5 PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair-xcut-fp32 --set solver.rtol=0 --set solver.max_iter=50 \
+TOL=1e-5 PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair-xcut-fp32 --set solver.rtol=0 --set solver.max_iter=51 \
   --set solver.check_every=5 --set grid.nx=603 --set grid.ny=203 --set grid.ghost=3 --set solver.precision=fp32 \
   --set problem.type=laplace --set run.resident=false --set run.fuse_sweeps=2 --set run.blocks=2
+TOL=1e-5 PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair-xcut-g2-fp32 --set solver.rtol=0 --set solver.max_iter=33 \
+  --set solver.check_every=1 --set grid.nx=405 --set grid.ny=157 --set grid.ghost=2 --set solver.precision=fp32 \
+  --set run.resident=false --set run.fuse_sweeps=2
 PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair-conv --set solver.rtol=1e-5 --set solver.max_iter=20000 \
   --set solver.check_every=1 --set grid.nx=67 --set grid.ny=91 --set grid.ghost=2 --set run.resident=false \
   --set run.fuse_sweeps=2
