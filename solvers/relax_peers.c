@@ -27,6 +27,16 @@ double coop_relax_wait_timeout(void) {
   return s && end != s && *end == '\0' && v > 0.0 && v <= 1e6 ? v : PEER_TIMEOUT_S;
 }
 
+/* Test hook COOP_PEERS_SHARED_GPU=1: ranks sharing a GPU take the multi-rank
+ * kernel anyway. Their kernels cannot be resident together; each runs while
+ * the driver's time-slicing between processes gives it the GPU, and waits
+ * for the others' steps through the next slices: slow, but it lets one GPU
+ * run the kernel's tests (a wait past the timeout still ends the run). */
+static int shared_gpu_hook(void) {
+  const char *s = getenv("COOP_PEERS_SHARED_GPU");
+  return s && strcmp(s, "1") == 0;
+}
+
 int coop_relax_peers_eligible(const coop_solve *sv, int *ok, const char **why) {
   const coop_comm *c = sv->comm;
   const coop_halo *h = sv->halo;
@@ -54,7 +64,7 @@ int coop_relax_peers_eligible(const coop_solve *sv, int *ok, const char **why) {
   if (c->size <= COOP_RELAX_MAX_RANKS) {
     char all[COOP_RELAX_MAX_RANKS][BUSID_LEN];
     rc = MPI_Allgather(bus, BUSID_LEN, MPI_CHAR, all, BUSID_LEN, MPI_CHAR, c->world);
-    for (int i = 0; rc == MPI_SUCCESS && i < c->size; i++)
+    for (int i = 0; rc == MPI_SUCCESS && i < c->size && !shared_gpu_hook(); i++)
       if (i != c->rank && strncmp(all[i], bus, BUSID_LEN) == 0) {
         mine = 0;
         if (!*why) *why = "ranks share a GPU";
@@ -83,6 +93,9 @@ int coop_relax_peers_eligible(const coop_solve *sv, int *ok, const char **why) {
   COOP_MPI(MPI_Allreduce(&mine, ok, 1, MPI_INT, MPI_MIN, c->world));
   COOP_MPI(rc); /* after the reduction, which every rank must join */
   if (!*ok && !*why) *why = "another rank cannot";
+  if (*ok && shared_gpu_hook() && c->rank == 0)
+    fprintf(stderr, "coopsolve: note: COOP_PEERS_SHARED_GPU=1: ranks that share a GPU take the multi-rank "
+                    "kernel too, by time-slicing (a test hook: slow)\n");
   return 0;
 }
 

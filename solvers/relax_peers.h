@@ -25,7 +25,8 @@ double coop_relax_wait_timeout(void);
 /* Collective: 1 in *ok on every rank when the run can take the multi-rank
  * kernel: run.fused_halo, every face with a neighbour through CUDA IPC, all
  * ranks on one node, each on its own GPU (ranks sharing a GPU could not all
- * be resident at once); the same answer on every rank. why: the reason
+ * be resident at once; test hook COOP_PEERS_SHARED_GPU=1 lets them, by
+ * time-slicing); the same answer on every rank. why: the reason
  * when not (static text). Every rank enters every collective whatever its
  * own checks found. */
 int coop_relax_peers_eligible(const coop_solve *sv, int *ok, const char **why);
