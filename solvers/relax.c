@@ -12,6 +12,7 @@
 #include "solvers/relax_cuda.h"
 #endif
 #include "solvers/relax_peers.h"
+#include "solvers/relax_plan.h"
 
 enum { MODE_HOST, MODE_LAUNCH, MODE_GRAPH, MODE_GRID };
 
@@ -168,8 +169,8 @@ static int pair_wanted(const coop_solve *sv) {
  * the kernel does not store to) and every rank at least 2 points thick
  * along it (it sends its two outer layers), and the kernel's occupancy.
  * Built only with -DCOOP_PEERS_PAIR until it has run on two GPUs. */
-static int plan_peers_pair(coop_relax *r) {
-  coop_solve *sv = r->sv;
+static int peers_pair_shape(const coop_relax *r) { /* this rank's part of the conditions */
+  const coop_solve *sv = r->sv;
   const coop_grid *gr = &sv->s->grid;
   const coop_halo *h = sv->halo;
   int axes = 0, thin = 0;
@@ -178,7 +179,12 @@ static int plan_peers_pair(coop_relax *r) {
       axes++;
       thin |= gr->n[a] < 2;
     }
-  const int mine = gr->ndim == 2 && pair_wanted(sv) && r->g >= 2 && axes == 1 && !thin;
+  return gr->ndim == 2 && pair_wanted(sv) && r->g >= 2 && axes == 1 && !thin;
+}
+
+static int plan_peers_pair(coop_relax *r) {
+  coop_solve *sv = r->sv;
+  const int mine = peers_pair_shape(r);
   int all = 0;
   COOP_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, sv->comm->world));
   if (!all) return 0;
@@ -187,8 +193,19 @@ static int plan_peers_pair(coop_relax *r) {
   const int rc = plan_grid(r, 5, &blocks);
   COOP_CHECK(coop_relax_peers_agree(sv->comm, rc, &who, msg, sizeof msg));
   if (who >= 0) {
+    /* run.fused_halo = auto took the whole solve for its two sweeps a pass;
+     * on boxes above its one-sweep limit the kernels between exchanges stream faster */
+    const coop_grid *gr = &sv->s->grid;
+    const int64_t two_fields = 2 * (int64_t)coop_grid_points(gr) * (int64_t)coop_prec_size(gr->prec);
+    int fits = sv->fused_halo > 0 || coop_fused_halo_fits(two_fields, sv->be->l2_bytes), every = 0;
+    COOP_MPI(MPI_Allreduce(&fits, &every, 1, MPI_INT, MPI_MIN, sv->comm->world));
+    if (!every) {
+      r->peers_on = 0;
+      r->solve_blocks = 0;
+    }
     if (sv->comm->rank == 0)
-      fprintf(stderr, "coopsolve: note: the multi-rank solve sweeps once a pass (rank %d: %s)\n", who, msg);
+      fprintf(stderr, "coopsolve: note: %s (rank %d: %s)\n",
+              every ? "the multi-rank solve sweeps once a pass" : "halos between kernels (run.fused_halo)", who, msg);
     return 0;
   }
   r->peers_pair = 1;
@@ -234,7 +251,11 @@ static int setup_device(coop_relax *r) {
   COOP_CHECK(rc);
   if (!r->alone) { /* ranks of one node, a GPU each: the whole solve in one kernel each */
     const char *why = NULL;
-    COOP_CHECK(coop_relax_peers_eligible(sv, &r->peers_on, &why));
+    int pair = 0; /* the whole solve would sweep twice a pass: any box size suits it */
+#ifdef COOP_PEERS_PAIR
+    pair = peers_pair_shape(r);
+#endif
+    COOP_CHECK(coop_relax_peers_eligible(sv, pair, &r->peers_on, &why));
     if (!r->peers_on && sv->fused_halo && sv->comm->rank == 0)
       fprintf(stderr, "coopsolve: note: halos between kernels (run.fused_halo: %s)\n", why);
     /* the peers' memory is mapped at the first coop_relax_solve: heat and

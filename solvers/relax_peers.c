@@ -37,7 +37,7 @@ static int shared_gpu_hook(void) {
   return s && strcmp(s, "1") == 0;
 }
 
-int coop_relax_peers_eligible(const coop_solve *sv, int *ok, const char **why) {
+int coop_relax_peers_eligible(const coop_solve *sv, int pair, int *ok, const char **why) {
   const coop_comm *c = sv->comm;
   const coop_halo *h = sv->halo;
   int mine = 1;
@@ -45,7 +45,7 @@ int coop_relax_peers_eligible(const coop_solve *sv, int *ok, const char **why) {
   const coop_grid *gr = &sv->s->grid;
   const int64_t two_fields = 2 * (int64_t)coop_grid_points(gr) * (int64_t)coop_prec_size(gr->prec);
   if (!sv->fused_halo) *why = "run.fused_halo = false";
-  else if (sv->fused_halo < 0 && !coop_fused_halo_fits(two_fields, sv->be->l2_bytes))
+  else if (sv->fused_halo < 0 && !pair && !coop_fused_halo_fits(two_fields, sv->be->l2_bytes))
     *why = "run.fused_halo = auto: each rank's two fields above 12 times the L2, where the per-step "
            "kernels stream faster";
   else if (c->node_size != c->size) *why = "the ranks span more than one node";
