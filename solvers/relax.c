@@ -12,7 +12,6 @@
 #include "solvers/relax_cuda.h"
 #endif
 #include "solvers/relax_peers.h"
-#include "solvers/relax_plan.h"
 
 enum { MODE_HOST, MODE_LAUNCH, MODE_GRAPH, MODE_GRID };
 
@@ -166,20 +165,18 @@ static int pair_wanted(const coop_solve *sv) {
  * (auto: the rule of a rank alone, on each rank's own box), ghosts at least
  * 2 deep (the pass reads u_k two layers into them), neighbours along one
  * axis only (a corner ghost would come from a diagonal neighbour, which
- * the kernel does not store to) and every rank at least 2 points thick
- * along it (it sends its two outer layers), and the kernel's occupancy.
+ * the kernel does not store to), and the kernel's occupancy. Every rank
+ * is then at least 2 points thick across the cut, as the kernel needs (it
+ * sends its two outer layers): the decomposition gives each rank at least
+ * the ghost width (coop_decomp_create).
  * Built only with -DCOOP_PEERS_PAIR until it has run on two GPUs. */
 static int peers_pair_shape(const coop_relax *r) { /* this rank's part of the conditions */
   const coop_solve *sv = r->sv;
   const coop_grid *gr = &sv->s->grid;
   const coop_halo *h = sv->halo;
-  int axes = 0, thin = 0;
-  for (int a = 0; a < gr->ndim; a++)
-    if (h->nbr[a][0] != MPI_PROC_NULL || h->nbr[a][1] != MPI_PROC_NULL) {
-      axes++;
-      thin |= gr->n[a] < 2;
-    }
-  return gr->ndim == 2 && pair_wanted(sv) && r->g >= 2 && axes == 1 && !thin;
+  int axes = 0;
+  for (int a = 0; a < gr->ndim; a++) axes += h->nbr[a][0] != MPI_PROC_NULL || h->nbr[a][1] != MPI_PROC_NULL;
+  return gr->ndim == 2 && pair_wanted(sv) && r->g >= 2 && axes == 1;
 }
 
 static int plan_peers_pair(coop_relax *r) {
@@ -195,9 +192,7 @@ static int plan_peers_pair(coop_relax *r) {
   if (who >= 0) {
     /* run.fused_halo = auto took the whole solve for its two sweeps a pass;
      * on boxes above its one-sweep limit the kernels between exchanges stream faster */
-    const coop_grid *gr = &sv->s->grid;
-    const int64_t two_fields = 2 * (int64_t)coop_grid_points(gr) * (int64_t)coop_prec_size(gr->prec);
-    int fits = sv->fused_halo > 0 || coop_fused_halo_fits(two_fields, sv->be->l2_bytes), every = 0;
+    int fits = sv->fused_halo > 0 || coop_relax_box_fits_fused(sv), every = 0;
     COOP_MPI(MPI_Allreduce(&fits, &every, 1, MPI_INT, MPI_MIN, sv->comm->world));
     if (!every) {
       r->peers_on = 0;

@@ -495,8 +495,8 @@ static int launch_solve(const coop_stencil *s, double c, void *u, void *unew, co
                         const coop_solve_ctl *ctl, coop_relax_solve_state *state,
                         long long *hist_iter, double *hist_res, long long hist_cap, int blocks,
                         void *stream, const coop_relax_peers *peers, bool pair, const coop_region *pass) {
-  if (pair && peers && (s->grid.ndim != 2 || !pass))
-    return COOP_ERROR(COOP_ERR_RUNTIME, "two sweeps a pass over ranks: 2D boxes, with the pass's region");
+  if (pair && peers && s->grid.ndim != 2)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "two sweeps a pass over ranks: 2D boxes only");
   RelaxPar P = make_relax_par(s, c);
   SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
   COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, (cudaStream_t)stream));

@@ -37,15 +37,20 @@ static int shared_gpu_hook(void) {
   return s && strcmp(s, "1") == 0;
 }
 
+int coop_relax_box_fits_fused(const coop_solve *sv) {
+  const coop_grid *gr = &sv->s->grid;
+  const int64_t two_fields = 2 * (int64_t)coop_grid_points(gr) * (int64_t)coop_prec_size(gr->prec);
+  return coop_fused_halo_fits(two_fields, sv->be->l2_bytes);
+}
+
 int coop_relax_peers_eligible(const coop_solve *sv, int pair, int *ok, const char **why) {
   const coop_comm *c = sv->comm;
   const coop_halo *h = sv->halo;
+  const int shared_ok = shared_gpu_hook();
   int mine = 1;
   *why = NULL;
-  const coop_grid *gr = &sv->s->grid;
-  const int64_t two_fields = 2 * (int64_t)coop_grid_points(gr) * (int64_t)coop_prec_size(gr->prec);
   if (!sv->fused_halo) *why = "run.fused_halo = false";
-  else if (sv->fused_halo < 0 && !pair && !coop_fused_halo_fits(two_fields, sv->be->l2_bytes))
+  else if (sv->fused_halo < 0 && !pair && !coop_relax_box_fits_fused(sv))
     *why = "run.fused_halo = auto: each rank's two fields above 12 times the L2, where the per-step "
            "kernels stream faster";
   else if (c->node_size != c->size) *why = "the ranks span more than one node";
@@ -64,7 +69,7 @@ int coop_relax_peers_eligible(const coop_solve *sv, int pair, int *ok, const cha
   if (c->size <= COOP_RELAX_MAX_RANKS) {
     char all[COOP_RELAX_MAX_RANKS][BUSID_LEN];
     rc = MPI_Allgather(bus, BUSID_LEN, MPI_CHAR, all, BUSID_LEN, MPI_CHAR, c->world);
-    for (int i = 0; rc == MPI_SUCCESS && i < c->size && !shared_gpu_hook(); i++)
+    for (int i = 0; rc == MPI_SUCCESS && i < c->size && !shared_ok; i++)
       if (i != c->rank && strncmp(all[i], bus, BUSID_LEN) == 0) {
         mine = 0;
         if (!*why) *why = "ranks share a GPU";
@@ -93,7 +98,7 @@ int coop_relax_peers_eligible(const coop_solve *sv, int pair, int *ok, const cha
   COOP_MPI(MPI_Allreduce(&mine, ok, 1, MPI_INT, MPI_MIN, c->world));
   COOP_MPI(rc); /* after the reduction, which every rank must join */
   if (!*ok && !*why) *why = "another rank cannot";
-  if (*ok && shared_gpu_hook() && c->rank == 0)
+  if (*ok && shared_ok && c->rank == 0)
     fprintf(stderr, "coopsolve: note: COOP_PEERS_SHARED_GPU=1: ranks that share a GPU take the multi-rank "
                     "kernel too, by time-slicing (a test hook: slow)\n");
   return 0;

@@ -33,6 +33,10 @@ double coop_relax_wait_timeout(void);
  * run.fused_halo = auto takes it at any box size (else only up to 12 times
  * the L2, coop_fused_halo_fits). */
 int coop_relax_peers_eligible(const coop_solve *sv, int pair, int *ok, const char **why);
+/* Whether this rank's two fields are within the size where the one-sweep
+ * multi-rank kernel streams as fast as the per-step kernels
+ * (coop_fused_halo_fits: 12 times the L2). */
+int coop_relax_box_fits_fused(const coop_solve *sv);
 /* Collective over the node: export this rank's fields and mailboxes, map the
  * others'. Every rank enters every collective even after a step of its own
  * failed, and the ranks agree on the result: *ok = 1 on every rank when all
