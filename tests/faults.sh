@@ -241,6 +241,45 @@ for n in 1 2; do
   bad "FIFO as the --restart file at $n ranks" $n "$TMP/fifo" "pipe: cannot read the checkpoint: not a regular file" "" \
     $RUN --restart pipe
 done
+# ...and as an output: the finished file would be renamed over it
+for n in 1 2; do
+  what="FIFO as output.file at $n ranks"
+  bad "$what" $n "$TMP/fifo" "output.file = pipe (from --set): names a device, FIFO or socket" "" $RUN --output pipe
+  [ -p "$TMP/fifo/pipe" ] || fail "$what: the FIFO was replaced"
+  bad "FIFO as output.checkpoint at $n ranks" $n "$TMP/fifo" "output.checkpoint = pipe (from --set): names a device" "" \
+    $RUN --set output.checkpoint=pipe
+done
+if mknod "$TMP/fifo/null" c 1 3 2>/dev/null; then
+  bad "a device as output.file" 1 "$TMP/fifo" "output.file = null (from --set): names a device" "" $RUN --output null
+  [ -c "$TMP/fifo/null" ] || fail "a device as output.file: the device was replaced"
+  rm -f "$TMP/fifo/null"
+else
+  echo "note: no mknod here (not root); the device case is the FIFO's"
+fi
+mkdir "$TMP/fifo/res.xmf"
+bad "the XDMF name taken by a directory" 2 "$TMP/fifo" "output.file = res.h5 (from --set): the name of the XDMF file written beside it" "" \
+  $RUN --output res.h5
+[ ! -e "$TMP/fifo/res.h5" ] || fail "$what: res.h5 was written"
+rmdir "$TMP/fifo/res.xmf"
+# an output, its XDMF file or a checkpoint named (under any spelling) as a file the run reads
+cp "$INPUTS/quickstart.ini" "$TMP/fifo/in.ini"
+cp "$mtx" "$TMP/fifo/A.mtx"
+for n in 1 2; do
+  bad "output.file is the input file at $n ranks" $n "$TMP/fifo" "output.file = ./in.ini (from --set): ./in.ini would replace in.ini" "" \
+    in.ini --set solver.max_iter=10 --output ./in.ini
+  bad "output.checkpoint is the input file at $n ranks" $n "$TMP/fifo" "output.checkpoint = ../fifo/in.ini (from --set): " \
+    "would replace in.ini, which this run reads" in.ini --set output.checkpoint=../fifo/in.ini
+  bad "output.checkpoint is output.file spelt ./ at $n ranks" $n "$TMP/fifo" \
+    "output.checkpoint = ./o.h5: the same file as output.file (o.h5)" "" $RUN --output o.h5 --set output.checkpoint=./o.h5
+  bad "output.file is the matrix at $n ranks" $n "$TMP/fifo" "output.file = A.mtx (from --set): A.mtx would replace" "" \
+    "$INPUTS/matrix.ini" --set "problem.matrix=$TMP/fifo/A.mtx" --output A.mtx
+done
+cp "$INPUTS/quickstart.ini" "$TMP/fifo/in.xmf"
+bad "the XDMF file would replace the input" 1 "$TMP/fifo" "output.file = in.h5 (from --set): in.xmf would replace in.xmf" "" \
+  in.xmf --set solver.max_iter=10 --output in.h5
+cmp -s "$INPUTS/quickstart.ini" "$TMP/fifo/in.xmf" || fail "the input file in.xmf was changed"
+rm -f "$TMP/fifo/in.xmf"
+cmp -s "$INPUTS/quickstart.ini" "$TMP/fifo/in.ini" || fail "the input file was changed"
 bad "a directory as the matrix" 1 "$TMP/fifo" "$TMP: is a directory" "" "$INPUTS/matrix.ini" --set "problem.matrix=$TMP"
 bad "a device as the input file" 1 "$TMP/fifo" "/dev/null: cannot read the input file: not a regular file" "" /dev/null
 

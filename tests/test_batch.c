@@ -88,6 +88,17 @@ static void test_ranges(void) {
   CU_ASSERT(seen[5] > 60 && seen[6] > 60 && seen[7] > 60 && seen[5] + seen[6] + seen[7] == 300);
   CU_ASSERT_EQUAL(coop_batch_shift(&sp, 17), 0.0); /* the default uniform:0 */
   coop_batch_spec_destroy(&sp);
+  /* the widest log-uniform range the rules allow: HI / LO overflows a double */
+  spec_of("[batch]\ncount = 2000\nsizes = uniform:4\nshift = loguniform:1e-300:1e100\n[solver]\n", &sp);
+  int below = 0, finite = 1;
+  for (int64_t i = 0; i < sp.count; i++) {
+    const double s = coop_batch_shift(&sp, i);
+    finite &= isfinite(s) && s >= 1e-300 && s <= 1e100;
+    below += s < 1e-100; /* the lower half of the exponents */
+  }
+  CU_ASSERT(finite);
+  CU_ASSERT(below > 2000 * 0.45 && below < 2000 * 0.55);
+  coop_batch_spec_destroy(&sp);
 }
 
 static void test_bad_generators(void) {

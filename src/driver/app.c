@@ -127,16 +127,31 @@ static int load_config(app_state *a, const coop_comm *c) {
   return 0;
 }
 
-/* Checked before hours of solving, not after: the folder takes a file, and
- * the path is one MPI-IO can open (io/files.h). */
-static int check_output(const coop_comm *c, const coop_config *cfg) {
+/* The files a run reads that an output could replace: the input file, and
+ * problem.matrix, problem.rhs and problem.x0 where they name files. */
+enum { READ_FILES = 4 };
+static void read_files(const coop_config *cfg, const char *input, const char *f[READ_FILES]) {
+  const char *rhs = coop_config_str(cfg, "problem.rhs"), *x0 = coop_config_str(cfg, "problem.x0");
+  f[0] = input;
+  f[1] = strcmp(coop_config_str(cfg, "problem.type"), "matrix") == 0 ? coop_config_str(cfg, "problem.matrix") : NULL;
+  f[2] = strncmp(rhs, "file:", 5) == 0 ? rhs + 5 : NULL;
+  f[3] = strncmp(x0, "file:", 5) == 0 ? x0 + 5 : NULL;
+}
+
+/* Checked before hours of solving, not after: the folder takes a file, the
+ * path is one MPI-IO can open (io/files.h), and it replaces no file the run reads. */
+static int check_output(const coop_comm *c, const coop_config *cfg, const char *input) {
   int ok = 1;
   const char *path = coop_config_str(cfg, "output.file");
   const int xdmf = coop_config_bool(cfg, "output.xdmf") && strcmp(coop_config_str(cfg, "problem.type"), "matrix") &&
                    !coop_config_has_section(cfg, "batch");
+  const char *reads[READ_FILES];
+  read_files(cfg, input, reads);
   if (c->rank == 0)
     ok = !coop_output_check(path, c->size, xdmf, "output.file = %s (from %s)", path,
-                            coop_config_origin(cfg, "output.file"));
+                            coop_config_origin(cfg, "output.file")) &&
+         !coop_output_spares(path, xdmf, reads, READ_FILES, "output.file = %s (from %s)", path,
+                             coop_config_origin(cfg, "output.file"));
   COOP_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, c->world));
   return ok ? 0 : COOP_ERR_INPUT;
 }
@@ -205,13 +220,18 @@ static int check_checkpoint(app_state *a, const coop_comm *c) {
   a->ckpt_path = checkpoint_path(a->cfg);
   a->fingerprint = fingerprint(a->cfg);
   if (!a->ckpt_path || !a->fingerprint) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  const char *reads[READ_FILES];
+  read_files(a->cfg, a->cli.input, reads);
   if (c->rank == 0)
     ok = !coop_output_check(a->ckpt_path, c->size, 0, "output.checkpoint = %s (from %s)", a->ckpt_path,
-                            coop_config_origin(a->cfg, "output.checkpoint"));
+                            coop_config_origin(a->cfg, "output.checkpoint")) &&
+         !coop_output_spares(a->ckpt_path, 0, reads, READ_FILES, "output.checkpoint = %s (from %s)", a->ckpt_path,
+                             coop_config_origin(a->cfg, "output.checkpoint"));
   COOP_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, c->world));
   if (!ok) return COOP_ERR_INPUT;
-  if (strcmp(a->ckpt_path, coop_config_str(a->cfg, "output.file")) == 0)
-    return coop_error_input("output.checkpoint = %s: the same file as output.file", a->ckpt_path);
+  if (coop_same_file(a->ckpt_path, coop_config_str(a->cfg, "output.file")))
+    return coop_error_input("output.checkpoint = %s: the same file as output.file (%s)", a->ckpt_path,
+                            coop_config_str(a->cfg, "output.file"));
   const char *rs = coop_config_str(a->cfg, "run.restart");
   if (strcmp(rs, "none") == 0) return 0;
   double r0;
@@ -553,7 +573,7 @@ static void teardown(app_state *a) {
 
 /* A [batch] input after the checks every input takes: its own run. */
 static int run_batch(app_state *a, const coop_comm *c) {
-  int local = check_output(c, a->cfg), st;
+  int local = check_output(c, a->cfg, a->cli.input), st;
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   local = choose_backend(a, c);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
@@ -568,7 +588,7 @@ static int prepare(app_state *a, const coop_comm *c) {
   if (!local) local = coop_batch_check_keys(a->cfg);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   if ((a->batch = coop_config_has_section(a->cfg, "batch"))) return run_batch(a, c);
-  local = check_output(c, a->cfg);
+  local = check_output(c, a->cfg, a->cli.input);
   if (!local) local = setup_problem(a, c);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   local = check_checkpoint(a, c);

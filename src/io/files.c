@@ -202,6 +202,15 @@ static const char *path_problem(const char *path, const char *dir, int nranks, i
   const size_t len = strlen(path), dlen = dir_len(path);
   if (len == 0 || path[len - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
     return "names a directory, not a file";
+  /* the finished file is renamed over what is there: never over a device or FIFO */
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return "names a device, FIFO or socket, not a regular file";
+  if (xdmf) {
+    char *x = xmf_name(path);
+    const int taken = x && stat(x, &st) == 0 && !S_ISREG(st.st_mode);
+    free(x);
+    if (taken) return "the name of the XDMF file written beside it (.xmf for .h5) is taken by a directory, "
+                      "device, FIFO or socket";
+  }
   *n = len;
   *m = PATH_MAX - 1;
   if (len >= PATH_MAX) return "is %zu characters long; a path holds at most %zu";
@@ -252,6 +261,42 @@ int coop_output_check(const char *path, int nranks, int xdmf, const char *fmt, .
   }
   free(label);
   free(dir);
+  return rc;
+}
+
+int coop_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  const int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+  if (ea || eb) return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  const char *la = a + dir_len(a), *lb = b + dir_len(b);
+  if (strcmp(la, lb) != 0) return 0;
+  char *da = dir_of(a), *db = dir_of(b);
+  const int same = da && db && stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev &&
+                   sa.st_ino == sb.st_ino;
+  free(da);
+  free(db);
+  return same;
+}
+
+int coop_output_spares(const char *path, int xdmf, const char *const *inputs, int n, const char *fmt, ...) {
+  char *x = xdmf ? xmf_name(path) : NULL;
+  if (xdmf && !x) return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory");
+  const char *hit = NULL, *as = NULL;
+  for (int i = 0; i < n && !hit; i++) {
+    if (!inputs[i]) continue;
+    if (coop_same_file(path, inputs[i])) hit = inputs[i], as = path;
+    else if (x && coop_same_file(x, inputs[i])) hit = inputs[i], as = x;
+  }
+  int rc = 0;
+  if (hit) {
+    char label[PATH_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(label, sizeof label, fmt, ap);
+    va_end(ap);
+    rc = coop_error_input("%s: %s would replace %s, which this run reads", label, as, hit);
+  }
+  free(x);
   return rc;
 }
 

@@ -20,10 +20,21 @@ int coop_file_open_input(const char *path, const char *what, int *fd);
  * created in it (tried, then removed), path does not name a folder, and path,
  * its temporary name and the XDMF name fit PATH_MAX, NAME_MAX and what the
  * MPI-IO library takes (Open MPI's ompio builds lock-file names in a 256-byte
- * buffer). A problem is an input error "LABEL: why", LABEL formatted from fmt
+ * buffer), and neither path nor the XDMF name is taken by a directory,
+ * device, FIFO or socket (the finished file is renamed over what is there).
+ * A problem is an input error "LABEL: why", LABEL formatted from fmt
  * (e.g. the option and its origin). */
 int coop_output_check(const char *path, int nranks, int xdmf, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Whether names a and b are one file: the same inode when both exist, else
+ * (neither exists) the same folder and last name ("./x.h5" and "x.h5"). */
+int coop_same_file(const char *a, const char *b);
+/* Rank-local: an input error "LABEL: ..." when the output path (or its XDMF
+ * file, if xdmf) is the same file as one of inputs[0..n-1] (NULLs skipped),
+ * which the run reads and would replace at its end; LABEL from fmt. */
+int coop_output_spares(const char *path, int xdmf, const char *const *inputs, int n, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Run-time error (status 1) when the file system of path's folder has fewer
  * than need bytes free for unprivileged writers. */

@@ -47,10 +47,15 @@ static double unit(uint64_t k) { return (double)(k >> 11) * 0x1p-53; } /* [0, 1)
 
 static double draw(const coop_batch_gen *g, double u, int integer) {
   if (g->lo == g->hi) return g->lo;
+  /* log(hi) - log(lo), not log(hi / lo): the ratio overflows for a range
+   * such as 1e-300 .. 1e100, which the generator's rules allow */
+  double v;
   if (!integer)
-    return g->kind == COOP_GEN_UNIFORM ? g->lo + u * (g->hi - g->lo) : g->lo * exp(u * log(g->hi / g->lo));
-  const double v = g->kind == COOP_GEN_UNIFORM ? g->lo + floor(u * (g->hi - g->lo + 1.0))
-                                               : floor(g->lo * exp(u * log((g->hi + 1.0) / g->lo)));
+    v = g->kind == COOP_GEN_UNIFORM ? g->lo + u * (g->hi - g->lo)
+                                    : exp(log(g->lo) + u * (log(g->hi) - log(g->lo)));
+  else
+    v = g->kind == COOP_GEN_UNIFORM ? g->lo + floor(u * (g->hi - g->lo + 1.0))
+                                    : floor(exp(log(g->lo) + u * (log(g->hi + 1.0) - log(g->lo))));
   return v < g->lo ? g->lo : v > g->hi ? g->hi : v;
 }
 
