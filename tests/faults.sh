@@ -148,6 +148,12 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=256k tmpfs "$TMP/full" 2>/dev/nu
       --set grid.ny=64 --output out.h5
     holds "$TMP/full" "out.h5 out.xmf"
     kept "$TMP/full"
+    # a checkpoint the disk has no room for: the write fails on one rank first;
+    # the others must not wait in HDF5's next collective call for it
+    fault1 "full disk during a checkpoint, $n ranks" $n "$TMP/full" "is full" $RUN \
+      --set grid.nx=$side --set grid.ny=$side --set output.checkpoint_every=5 --output out.h5
+    holds "$TMP/full" "out.h5 out.xmf"
+    kept "$TMP/full"
   done
 else
   echo "SKIP: full disk (needs root to mount a tmpfs)"
@@ -316,6 +322,16 @@ for f in write:1:2 write:2:3 write:0:1 xdmf:0:2; do
   export COOP_FAULT=$where
   fault1 "failed write ($where) at $n ranks" $n "$TMP/coll" "fault injected (COOP_FAULT=$where)" \
     $RUN --output out.h5
+  unset COOP_FAULT
+  holds "$TMP/coll" "out.h5 out.xmf"
+  kept "$TMP/coll"
+done
+# ...and inside a checkpoint's (each step agreed, as the output's: it hung in a collective close)
+for f in ckpt:1:2 ckpt:2:3 ckpt:0:2 ckpt:0:1; do
+  where=${f%:*} n=${f##*:}
+  export COOP_FAULT=$where
+  fault1 "failed checkpoint write ($where) at $n ranks" $n "$TMP/coll" "fault injected (COOP_FAULT=$where)" \
+    $RUN --output out.h5 --set output.checkpoint_every=5
   unset COOP_FAULT
   holds "$TMP/coll" "out.h5 out.xmf"
   kept "$TMP/coll"

@@ -1,9 +1,12 @@
+#define _POSIX_C_SOURCE 200809L
+
 #include "core/comm.h"
 
 #include "coop_build.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #if HAVE_MPI_EXT_H
@@ -60,6 +63,12 @@ int coop_comm_agree(const coop_comm *c, int status) {
 }
 
 void coop_comm_abort(const coop_comm *c, int status) {
+  if (coop_error_is_remote()) {
+    /* "another rank failed": the rank that did is aborting too, with the
+     * cause; give it the first word (mpirun ends this one meanwhile) */
+    const struct timespec nap = {0, 10000000};
+    for (int i = 0; i < 300; i++) nanosleep(&nap, NULL);
+  }
   fprintf(stderr, "coopsolve: rank %d: %s\n", c->rank, coop_error_message());
   fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, status ? status : 1);

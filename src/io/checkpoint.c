@@ -12,8 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/comm.h"
 #include "io/files.h"
 #include "io/h5err.h"
+#include "io/settle.h"
 
 #define FORMAT 1
 
@@ -186,17 +188,15 @@ done:
 
 /* ---- write ---- */
 
-static int write_tmp(const char *tmp, const coop_comm *c, const coop_ckpt_layout *L,
-                     const coop_ckpt_data *d) {
+/* The /checkpoint group: attributes, scalars and the vectors. */
+static int write_state(hid_t f, const coop_comm *c, const coop_ckpt_layout *L, const coop_ckpt_data *d) {
   int st = 0;
-  hid_t fapl = -1, f = -1, g = -1, gs = -1, gh = -1;
+  hid_t g = -1, gs = -1;
   char created[32] = "";
   const time_t now = time(NULL);
   struct tm tmv;
   if (gmtime_r(&now, &tmv)) strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tmv);
   const int format = FORMAT, ranks = c->size;
-  COOP_H5_ID(fapl, make_fapl(c));
-  COOP_H5_ID(f, H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl)); /* never through a planted name */
   COOP_H5_ID(g, H5Gcreate2(f, "checkpoint", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   COOP_TRY(put_attr(g, "format", H5T_NATIVE_INT, &format));
   COOP_TRY(put_str(g, "solver", d->solver));
@@ -210,7 +210,16 @@ static int write_tmp(const char *tmp, const coop_comm *c, const coop_ckpt_layout
   COOP_H5_ID(gs, H5Gcreate2(g, "scalars", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   for (int i = 0; i < d->nscal; i++) COOP_TRY(put_attr(gs, d->sname[i], H5T_NATIVE_DOUBLE, &d->sval[i]));
   for (int i = 0; i < d->nvec; i++) COOP_TRY(vector_io(g, d->vname[i], L, d->vdata[i], 1));
-  /* /history as in an output file: a killed job keeps its history to here */
+done:
+  COOP_H5_CLOSE(gs, H5Gclose);
+  COOP_H5_CLOSE(g, H5Gclose);
+  return st;
+}
+
+/* /history as in an output file: a killed job keeps its history to here. */
+static int write_history(hid_t f, const coop_comm *c, const coop_ckpt_data *d) {
+  int st = 0;
+  hid_t gh = -1;
   COOP_H5_ID(gh, H5Gcreate2(f, "history", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   COOP_TRY(put_str(gh, "description", "the residual checks up to the checkpoint's iteration"));
   COOP_TRY(small_io(gh, "iteration", H5T_NATIVE_INT64, H5T_STD_I64LE, d->hist_iter,
@@ -219,10 +228,43 @@ static int write_tmp(const char *tmp, const coop_comm *c, const coop_ckpt_layout
                     (hsize_t)d->hist_len, 1, c->rank));
 done:
   COOP_H5_CLOSE(gh, H5Gclose);
-  COOP_H5_CLOSE(gs, H5Gclose);
-  COOP_H5_CLOSE(g, H5Gclose);
-  COOP_H5_CLOSE(f, H5Fclose);
-  COOP_H5_CLOSE(fapl, H5Pclose);
+  return st;
+}
+
+/* Every step ends with the ranks agreeing (coop_write_settle): a step that
+ * fails on one rank (a full disk) must not leave the others in the next
+ * collective HDF5 call, nor itself in a collective close that waits for them.
+ * A failure once the file is open cannot be undone collectively: the file
+ * stays open, the error is fatal (the job ends with MPI_Abort), and the
+ * caller removes the temporary. COOP_FAULT=ckpt:RANK fails a rank's vectors. */
+static int write_tmp(const coop_wctx *io, const coop_comm *c, const coop_ckpt_layout *L,
+                     const coop_ckpt_data *d) {
+  int st = 0, open = 0;
+  hid_t f = -1;
+  const hid_t fapl = make_fapl(c);
+  if (fapl < 0) st = coop_h5_fail(__FILE__, __LINE__, "make_fapl");
+  else if ((f = H5Fcreate(io->nm->tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl)) < 0) /* never through a planted name */
+    st = coop_h5_fail(__FILE__, __LINE__, "H5Fcreate");
+  st = coop_write_settle(io, st, f >= 0, &open);
+  if (!st) {
+    int local = coop_fault(c, "ckpt")
+                    ? COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT=ckpt:%d) writing %s", c->rank, io->path)
+                    : 0;
+    if (!local) local = write_state(f, c, L, d);
+    st = coop_write_settle(io, local, 1, &open);
+  }
+  if (!st) st = coop_write_settle(io, write_history(f, c, d), 1, &open);
+  if (!st) { /* the metadata first: a flush failing on one rank is waited out, a close would hang */
+    const int flushed = H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0;
+    st = coop_write_settle(io, flushed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fflush"), 1, &open);
+  }
+  if (!st) { /* collective: every rank that opened it closes it */
+    const int closed = H5Fclose(f) >= 0;
+    if (closed) f = -1;
+    st = coop_write_settle(io, closed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fclose"), !closed, &open);
+  }
+  if (st && open) coop_error_set_fatal(); /* f stays open: closing it would hang */
+  if (fapl >= 0) H5Pclose(fapl);
   return st;
 }
 
@@ -234,9 +276,10 @@ int coop_ckpt_write(const char *path, const coop_comm *c, const coop_ckpt_layout
   if (st) return st;
   st = coop_comm_agree(c, coop_outnames_create(&nm, c->world, path, 0));
   if (!st) {
+    const coop_wctx io = {c->world, c->rank, c->size, &nm, path};
     coop_h5_quiet q;
     coop_h5_quiet_begin(&q);
-    st = coop_comm_agree(c, write_tmp(nm.tmp, c, L, d));
+    st = write_tmp(&io, c, L, d); /* agreed */
     coop_h5_quiet_end(&q);
   }
   if (!st) st = coop_comm_agree(c, c->rank == 0 ? coop_outnames_publish(&nm, path) : 0);

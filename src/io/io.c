@@ -1,5 +1,5 @@
 /* HDF5 output: see io.h for the layout. Every phase ends with all ranks agreeing
- * on its status (agree()), so a failure anywhere is known everywhere and no rank
+ * on its status (coop_write_agree()), so a failure anywhere is known everywhere and no rank
  * waits in a later collective for one that has given up. A time series
  * (coop_io_series_*) is the same file opened before the solve: snapshots go
  * into it during the run, the rest at the end. */
@@ -21,20 +21,13 @@
 #include "core/error.h"
 #include "io/files.h"
 #include "io/h5err.h"
+#include "io/settle.h"
 #include "io/xdmf.h"
 #ifdef COOP_HAVE_H5DS
 #include <hdf5_hl.h>
 #endif
 
-/* ---- agreement -------------------------------------------------------------- */
-
-/* The run's ranks, the names being written, and the path for messages. */
-typedef struct {
-  MPI_Comm comm;
-  int rank, size;
-  const coop_outnames *nm;
-  const char *path;
-} io_ctx;
+/* ---- agreement: io/settle.h ------------------------------------------------- */
 
 /* A time series being written: the temporary file of the output (its names),
  * where this rank's block goes, and the steps and times written so far. */
@@ -52,68 +45,8 @@ struct coop_io_series {
   hid_t fid; /* parallel HDF5: the temporary file, open on every rank; else -1 */
 };
 
-/* Every rank learns whether any rank failed. The lowest rank that failed keeps
- * its message and the others say another rank failed, so the user reads one. */
-static int agree(MPI_Comm comm, int st, const char *path) {
-  struct {
-    int st, rank;
-  } in = {st, 0}, out = {0, 0};
-  MPI_Comm_rank(comm, &in.rank);
-  const int e = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, comm);
-  if (e != MPI_SUCCESS) return st ? st : coop_error_mpi(e, "MPI_Allreduce", __FILE__, __LINE__);
-  if (!out.st || (st && out.rank == in.rank)) return out.st;
-  return coop_error_remote(out.st, "another rank failed while writing %s", path);
-}
-
-/* How long a rank that failed while the file is open waits for the others:
- * they may be inside a collective HDF5 call that waits for it in turn. */
-enum { SETTLE_WAIT_S = 5 };
-
-/* The others did not answer: remove the temporaries and end the job. */
-static void give_up(const io_ctx *io) {
-  const coop_comm c = {io->comm, io->rank, io->size, 0, 0};
-  coop_outnames_discard(io->nm);
-  coop_comm_abort(&c, COOP_ERR_RUNTIME);
-}
-
-static int wait_for(MPI_Request *req, int failed) {
-  const double end = MPI_Wtime() + SETTLE_WAIT_S;
-  const struct timespec nap = {0, 1000000};
-  int done = 0;
-  if (!failed) return MPI_Wait(req, MPI_STATUS_IGNORE) == MPI_SUCCESS;
-  while (MPI_Test(req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done && MPI_Wtime() < end)
-    nanosleep(&nap, NULL);
-  return done;
-}
-
-/* HDF5 says only "file write failed": name a full file system as the cause. */
-static int explain(const io_ctx *io, int st) {
-  enum { LOW = 64 * 1024 };
-  const uint64_t avail = st && !coop_error_is_remote() ? coop_output_free(io->path) : UINT64_MAX;
-  if (avail < LOW)
-    coop_error_append(st, "the file system holding %s is full: %.1f KiB free (No space left on device)",
-                      io->path, (double)avail / 1024.0);
-  return st;
-}
-
-/* agree() for the steps after the create, where HDF5 may hold the file open on
- * some ranks (open: this one does). *any_open: some rank does. A failed rank
- * that hears nothing within SETTLE_WAIT_S ends the job itself. */
-static int settle(const io_ctx *io, int st, int open, int *any_open) {
-  int in[3] = {explain(io, st), st ? -io->rank : INT_MIN, open}, out[3] = {0, 0, 0};
-  MPI_Request req;
-  if (MPI_Iallreduce(in, out, 3, MPI_INT, MPI_MAX, io->comm, &req) != MPI_SUCCESS ||
-      !wait_for(&req, st != 0)) {
-    if (!st) coop_error_raise(COOP_ERR_RUNTIME, __FILE__, __LINE__, "MPI_Iallreduce failed");
-    give_up(io);
-  }
-  *any_open = out[2];
-  if (!out[0] || (st && -out[1] == io->rank)) return out[0];
-  return coop_error_remote(out[0], "another rank failed while writing %s", io->path);
-}
-
 /* COOP_FAULT=WHERE:RANK (core/comm.h) makes this rank fail here. */
-static int injected(const io_ctx *io, const char *where) {
+static int injected(const coop_wctx *io, const char *where) {
   const coop_comm c = {io->comm, io->rank, io->size, 0, 0};
   if (!coop_fault(&c, where)) return 0;
   return COOP_ERROR(COOP_ERR_RUNTIME, "fault injected (COOP_FAULT=%s:%d) writing %s", where, io->rank,
@@ -1008,7 +941,7 @@ done:
  * the file is open a failure cannot be undone collectively (H5Fclose after a
  * failed write hangs in HDF5's metadata flush): the ranks agree, rank 0
  * removes the temporaries, and the job ends with MPI_Abort. */
-static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *m) {
+static int write_file(const coop_wctx *io, const coop_io_result *r, const io_meta *m) {
   int st = 0, open = 0;
   hid_t fapl = -1, dxpl = -1, fid = -1;
   if (r->series) { /* the file of the series, open on every rank: it is ours now */
@@ -1021,24 +954,24 @@ static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *
   if (!st && H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0)
     st = coop_h5_fail(__FILE__, __LINE__, "H5Pset_dxpl_mpio");
   if (!st && fid < 0) st = open_file(io->nm->tmp, 1, fapl, &fid);
-  st = settle(io, st, fid >= 0, &open);
+  st = coop_write_settle(io, st, fid >= 0, &open);
   const io_xfer x = {dxpl, m->rank == 0};
-  if (!st) st = settle(io, write_meta(fid, r, m, &x), 1, &open);
-  if (!st) st = settle(io, create_fields(fid, r), 1, &open);
-  if (!st && r->series) st = settle(io, describe_series(fid, r), 1, &open);
+  if (!st) st = coop_write_settle(io, write_meta(fid, r, m, &x), 1, &open);
+  if (!st) st = coop_write_settle(io, create_fields(fid, r), 1, &open);
+  if (!st && r->series) st = coop_write_settle(io, describe_series(fid, r), 1, &open);
   if (!st) {
     int local = injected(io, "write");
     if (!local) local = write_blocks(fid, r, dxpl);
-    st = settle(io, local, 1, &open);
+    st = coop_write_settle(io, local, 1, &open);
   }
   if (!st) { /* the metadata goes out first: a flush that fails on one rank (a full disk)
                * is waited out by settle, where a close failing inside HDF5 deadlocks */
     const int flushed = H5Fflush(fid, H5F_SCOPE_GLOBAL) >= 0;
-    st = settle(io, flushed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fflush"), 1, &open);
+    st = coop_write_settle(io, flushed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fflush"), 1, &open);
   }
   if (!st) { /* collective: every rank that opened it closes it */
     const int closed = H5Fclose(fid) >= 0;
-    st = settle(io, closed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fclose"), !closed, &open);
+    st = coop_write_settle(io, closed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fclose"), !closed, &open);
   }
   if (st && open)
     coop_error_set_fatal(); /* fid stays open: closing it would hang */
@@ -1072,7 +1005,7 @@ done:
   return st;
 }
 
-static int serial_blocks(const io_ctx *io, const coop_io_result *r) {
+static int serial_blocks(const coop_wctx *io, const coop_io_result *r) {
   int st = 0;
   hid_t fapl = -1, fid = -1;
   COOP_TRY(injected(io, "write"));
@@ -1087,14 +1020,14 @@ done:
 
 /* Serial HDF5: then the ranks in turn open the file, write their blocks and close
  * it; each turn ends with all ranks agreeing, which also passes the turn on. */
-static int write_file(const io_ctx *io, const coop_io_result *r, const io_meta *m) {
+static int write_file(const coop_wctx *io, const coop_io_result *r, const io_meta *m) {
   int st = 0;
   if (r->series) r->series->state = SERIES_TAKEN;
   if (m->rank == 0) st = serial_create(io->nm->tmp, r, m);
-  st = agree(r->comm, st, io->path);
+  st = coop_write_agree(r->comm, st, io->path);
   for (int turn = 0; turn < m->size && !st; turn++) {
     if (m->rank == turn) st = serial_blocks(io, r);
-    st = agree(r->comm, st, io->path);
+    st = coop_write_agree(r->comm, st, io->path);
   }
   return st;
 }
@@ -1222,13 +1155,13 @@ done:
 
 #ifdef H5_HAVE_PARALLEL
 /* Every rank creates the file and /series, and keeps it open for the run. */
-static int series_create_file(const io_ctx *io, coop_io_series *s, const char *desc) {
+static int series_create_file(const coop_wctx *io, coop_io_series *s, const char *desc) {
   int st = 0, open = 0;
   hid_t fapl = -1;
   st = make_fapl(s->comm, &fapl);
   if (!st) st = open_file(s->nm.tmp, 1, fapl, &s->fid);
-  st = settle(io, st, s->fid >= 0, &open);
-  if (!st) st = settle(io, create_series(s->fid, s, desc), 1, &open);
+  st = coop_write_settle(io, st, s->fid >= 0, &open);
+  if (!st) st = coop_write_settle(io, create_series(s->fid, s, desc), 1, &open);
   if (st && open) coop_error_set_fatal(); /* the file stays open: closing it would hang */
   COOP_H5_CLOSE(fapl, H5Pclose);
   return st;
@@ -1236,7 +1169,7 @@ static int series_create_file(const io_ctx *io, coop_io_series *s, const char *d
 
 /* One collective write per snapshot. A failure leaves the file open (its
  * collective close would hang): fatal, the job ends with MPI_Abort. */
-static int series_put_file(const io_ctx *io, coop_io_series *s, const void *owned, int64_t step,
+static int series_put_file(const coop_wctx *io, coop_io_series *s, const void *owned, int64_t step,
                            double time) {
   int st = 0, open = 0;
   hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
@@ -1245,7 +1178,7 @@ static int series_put_file(const io_ctx *io, coop_io_series *s, const void *owne
     local = coop_h5_fail(__FILE__, __LINE__, "H5Pset_dxpl_mpio");
   if (!local) local = put_snapshot(s->fid, s, owned, step, time, dxpl, s->rank == 0);
   if (!local) local = injected(io, "snapshot"); /* after the collective write: no rank waits in it */
-  st = settle(io, local, 1, &open);
+  st = coop_write_settle(io, local, 1, &open);
   if (st) coop_error_set_fatal();
   if (dxpl >= 0) H5Pclose(dxpl);
   return st;
@@ -1255,11 +1188,11 @@ static int series_put_file(const io_ctx *io, coop_io_series *s, const void *owne
  * before coop_io_write took it, or a run stopped by a signal). A close that
  * fails (a full disk: the metadata flush) leaves HDF5 holding the file:
  * fatal, as in write_file. */
-static int series_release(const io_ctx *io, coop_io_series *s) {
+static int series_release(const coop_wctx *io, coop_io_series *s) {
   int open = 0;
   const int closed = s->fid < 0 || H5Fclose(s->fid) >= 0;
   s->fid = -1;
-  const int st = settle(io, closed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fclose"), !closed, &open);
+  const int st = coop_write_settle(io, closed ? 0 : coop_h5_fail(__FILE__, __LINE__, "H5Fclose"), !closed, &open);
   if (st && open) coop_error_set_fatal();
   return st;
 }
@@ -1277,12 +1210,12 @@ done:
 }
 
 /* Rank 0 creates the file and /series and closes it. */
-static int series_create_file(const io_ctx *io, coop_io_series *s, const char *desc) {
+static int series_create_file(const coop_wctx *io, coop_io_series *s, const char *desc) {
   (void)io;
-  return agree(s->comm, s->rank == 0 ? series_create_rank0(s, desc) : 0, s->path);
+  return coop_write_agree(s->comm, s->rank == 0 ? series_create_rank0(s, desc) : 0, s->path);
 }
 
-static int series_turn(const io_ctx *io, coop_io_series *s, const void *owned, int64_t step, double time) {
+static int series_turn(const coop_wctx *io, coop_io_series *s, const void *owned, int64_t step, double time) {
   int st = 0;
   hid_t fapl = -1, fid = -1;
   COOP_TRY(injected(io, "snapshot"));
@@ -1296,15 +1229,15 @@ done:
 }
 
 /* The ranks in turn open the file, write their block and close it. */
-static int series_put_file(const io_ctx *io, coop_io_series *s, const void *owned, int64_t step,
+static int series_put_file(const coop_wctx *io, coop_io_series *s, const void *owned, int64_t step,
                            double time) {
   int st = 0;
   for (int turn = 0; turn < s->size && !st; turn++)
-    st = agree(s->comm, s->rank == turn ? series_turn(io, s, owned, step, time) : 0, s->path);
+    st = coop_write_agree(s->comm, s->rank == turn ? series_turn(io, s, owned, step, time) : 0, s->path);
   return st;
 }
 
-static int series_release(const io_ctx *io, coop_io_series *s) {
+static int series_release(const coop_wctx *io, coop_io_series *s) {
   (void)io;
   (void)s;
   return 0;
@@ -1365,11 +1298,11 @@ int coop_io_series_open(const char *path, const coop_io_result *layout, int xdmf
     return COOP_ERROR(COOP_ERR_RUNTIME, "coop_io_series_open: no path, layout or communicator");
   coop_io_series *s = calloc(1, sizeof *s);
   int st = s ? series_init(s, path, layout, count, is_float) : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  st = agree(layout->comm, st, path);
-  if (!st) st = agree(layout->comm, check_same(&s->grid, s->size), path);
+  st = coop_write_agree(layout->comm, st, path);
+  if (!st) st = coop_write_agree(layout->comm, check_same(&s->grid, s->size), path);
   if (!st) named = !(st = coop_outnames_create(&s->nm, s->comm, path, xdmf));
   if (!st) {
-    const io_ctx io = {s->comm, s->rank, s->size, &s->nm, s->path};
+    const coop_wctx io = {s->comm, s->rank, s->size, &s->nm, s->path};
     coop_h5_quiet_begin(&q);
     st = series_create_file(&io, s, description);
     coop_h5_quiet_end(&q);
@@ -1388,7 +1321,7 @@ int coop_io_series_write(coop_io_series *s, const void *owned, int64_t step, dou
   if (!s || s->state != SERIES_OPEN || s->written >= s->count) /* the same on every rank */
     return COOP_ERROR(COOP_ERR_RUNTIME, "snapshot at step %lld: the series is %s", (long long)step,
                       !s ? "missing" : s->state != SERIES_OPEN ? "closed" : "full");
-  const io_ctx io = {s->comm, s->rank, s->size, &s->nm, s->path};
+  const coop_wctx io = {s->comm, s->rank, s->size, &s->nm, s->path};
   coop_h5_quiet_begin(&q);
   int st = series_put_file(&io, s, owned, step, time);
   coop_h5_quiet_end(&q);
@@ -1410,7 +1343,7 @@ void coop_io_series_close(coop_io_series *s) {
   coop_h5_quiet q;
   if (!s) return;
   if (s->state == SERIES_OPEN) { /* never finished: no output */
-    const io_ctx io = {s->comm, s->rank, s->size, &s->nm, s->path};
+    const coop_wctx io = {s->comm, s->rank, s->size, &s->nm, s->path};
     coop_h5_quiet_begin(&q);
     series_release(&io, s);
     coop_h5_quiet_end(&q);
@@ -1447,19 +1380,19 @@ static uint64_t meta_bytes(const coop_io_result *r, int size) {
 }
 
 /* The XDMF file by rank 0, then the renames; collective. */
-static int finish(const io_ctx *io, const coop_io_result *r, int xdmf) {
+static int finish(const coop_wctx *io, const coop_io_result *r, int xdmf) {
   int st = 0;
   const coop_io_series *sr = r->series;
   const coop_xdmf_series ts = {sr ? sr->written : 0, sr ? sr->steps : NULL, sr ? sr->times : NULL,
                                sr ? sr->is_float : 0};
   if (xdmf && io->rank == 0 && !(st = injected(io, "xdmf")))
     st = coop_xdmf_write(io->nm->xmf_tmp, io->nm->base, r, sr ? &ts : NULL);
-  if ((st = agree(io->comm, st, io->path))) {
+  if ((st = coop_write_agree(io->comm, st, io->path))) {
     if (io->rank == 0) coop_outnames_discard(io->nm);
     return st;
   }
   if (io->rank == 0) st = coop_outnames_publish(io->nm, io->path);
-  return agree(io->comm, st, io->path);
+  return coop_write_agree(io->comm, st, io->path);
 }
 
 /* A series handed to coop_io_write must be the whole one, of this output. */
@@ -1487,13 +1420,13 @@ int coop_io_write(const char *path, const coop_io_result *r, int xdmf) {
   COOP_MPI(MPI_Comm_size(r->comm, &m.size));
   /* a series' file already has its names (and its XDMF choice) */
   const coop_outnames *names = sr ? &sr->nm : &nm;
-  const io_ctx io = {r->comm, m.rank, m.size, names, path};
+  const coop_wctx io = {r->comm, m.rank, m.size, names, path};
   st = check_local(r, m.rank);
   if (!st && sr) st = check_series(sr, path);
   if (!st && m.rank == 0 && ((r->ndim >= 1 && r->ndim <= 3) || r->batch))
     st = coop_output_space(path, data_bytes(r) + (sr ? meta_bytes(r, m.size) : 0));
-  st = agree(r->comm, st, path);
-  if (!st) st = agree(r->comm, check_same(r, m.size), path); /* the same verdict everywhere: told once */
+  st = coop_write_agree(r->comm, st, path);
+  if (!st) st = coop_write_agree(r->comm, check_same(r, m.size), path); /* the same verdict everywhere: told once */
   if (!st && !sr) st = coop_outnames_create(&nm, r->comm, path, xdmf);
   named = !st || sr;
   if (!st) st = meta_build(&m, r);
