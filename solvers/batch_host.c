@@ -188,7 +188,7 @@ int coop_batch_solve_host(const coop_batch *bt, const coop_batch_ctl *ctl, doubl
             malloc(n * sizeof(double)), malloc(n * sizeof(double))};
   int rc = w.r && w.d && w.z && w.p && w.q ? 0 : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   for (int64_t i = 0; !rc && i < bt->count; i++) {
-    if (ctl->stop_on_signal && coop_signal_pending()) { /* the batch system wants the job to end */
+    if (coop_signal_stops(coop_signal_pending(), ctl->stop_on_signal)) { /* the batch system wants the job to end */
       for (; i < bt->count; i++) {
         const coop_batch_result none = {0, NAN, NAN, COOP_REASON_NONE, 0.0};
         res[i] = none;

@@ -121,8 +121,8 @@ int coop_ckpt_point(coop_solve *sv, int64_t it, const coop_ckpt_state *st, int *
     coop_signal_clear();
     if (sv->comm->rank == 0)
       fprintf(stderr, "coopsolve: %s at iteration %lld: checkpoint %s written%s\n", coop_signal_name(sig),
-              (long long)it, ck->path, ck->exit_on_signal ? "; stopping" : "; going on");
-    if (ck->exit_on_signal) {
+              (long long)it, ck->path, coop_signal_stops(sig, ck->exit_on_signal) ? "; stopping" : "; going on");
+    if (coop_signal_stops(sig, ck->exit_on_signal)) {
       ck->signal = sig;
       *stop = 1;
     }

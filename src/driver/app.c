@@ -643,7 +643,8 @@ int coop_app_run(const coop_comm *c, int argc, char **argv) {
       st = fail(c, local, local);
       MPI_Barrier(c->world); /* no rank ends the job (MPI_Abort) before the message is out */
     } else if (local) {
-      coop_comm_abort(c, local); /* ranks may be inside a halo exchange */
+      coop_io_series_discard(a->series); /* before: the job may end while this rank waits */
+      coop_comm_abort(c, local);         /* ranks may be inside a halo exchange */
     } else if (a->ck.signal) { /* the checkpoint is the result; the output stays as it was */
       if (c->rank == 0)
         printf("coopsolve: stopped by %s at iteration %lld; resume with --restart %s\n",

@@ -1352,6 +1352,10 @@ void coop_io_series_close(coop_io_series *s) {
   series_free(s);
 }
 
+void coop_io_series_discard(const coop_io_series *s) {
+  if (s && s->state != SERIES_TAKEN) coop_outnames_discard(&s->nm);
+}
+
 /* ---- the public functions ------------------------------------------------- */
 
 /* Bytes of field data in the file: less than the file, so a file system with

@@ -163,6 +163,10 @@ int64_t coop_io_series_count(const coop_io_series *s);
  * and removes the temporaries that were not renamed; frees s. Accepts NULL. */
 void coop_io_series_close(coop_io_series *s);
 
+/* Rank-local, for a job about to end by MPI_Abort: remove the series'
+ * temporaries (any rank may; a name, never its target). Accepts NULL. */
+void coop_io_series_discard(const coop_io_series *s);
+
 /* 1 when this build writes with parallel HDF5 (H5_HAVE_PARALLEL), else 0. */
 int coop_io_parallel(void);
 
