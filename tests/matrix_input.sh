@@ -55,6 +55,14 @@ bad 2 "$TMP/v3.mtx:2: the vector is 3 x 1: expected 675 x 1" "expected 675 x 1" 
   --set "problem.matrix=$DATA/nos6.mtx" --set "problem.x0=file:$TMP/v3.mtx"
 bad 3 "$TMP/v3.mtx:2: the vector is 3 x 1: expected 675 x 1" "expected 675 x 1" \
   --set "problem.matrix=$DATA/nos6.mtx" --set "problem.rhs=file:$TMP/v3.mtx" --set problem.x0=zero
+# a size line alone must not size the reader's arrays past what a rank may hold
+printf '%%%%MatrixMarket matrix coordinate real general\n3000000000 3000000000 1\n1 1 1\n' >"$TMP/wide.mtx"
+bad 1 "$TMP/wide.mtx: 3000000000 rows, 3000000000 of them on rank 0: at most 2^31 - 1 rows a rank" "" \
+  --set "problem.matrix=$TMP/wide.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n500000000 500000000 1\n1 1 1\n' >"$TMP/tall.mtx"
+(ulimit -v 3000000 && bad 2 "$TMP/tall.mtx: 500000000 rows: rank 0 would hold 3814.7 MiB of row pointers" \
+  "a rank of this node may use" --set "problem.matrix=$TMP/tall.mtx" --dry-run) || exit 1
+nc=$((nc + 1)) # taken in the subshell
 printf '%%%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n' >"$TMP/one.mtx"
 bad 2 "$TMP/one.mtx: 1 rows cannot be shared by 2 ranks" "2 ranks" --set "problem.matrix=$TMP/one.mtx"
 # A matrix that only rank 1 cannot read (a path that is not on its node): the

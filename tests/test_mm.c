@@ -373,6 +373,21 @@ static void test_long_lines(void) {
   path = write_file("long_bad.mtx", text);
   expect_bad_matrix(path, 5, "value '2.0x' is not a number");
   free(text);
+  /* A line past the reader's 16 MiB bound (a huge file of one line would
+   * otherwise be held whole by every rank): refused, its line named. */
+  const size_t huge = (size_t)17 << 20;
+  char *line = malloc(huge);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  memset(line, 'x', huge);
+  line[0] = '%';
+  path = write_file("huge_line.mtx", "%%MatrixMarket matrix coordinate real general\n");
+  FILE *f = fopen(path, "a");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL(fwrite(line, 1, huge, f), huge);
+  fputs("\n2 2 1\n1 1 1.0\n", f);
+  fclose(f);
+  free(line);
+  expect_bad_matrix(path, 2, "the line is longer than 16777216 bytes");
 }
 
 /* ---- the SuiteSparse matrices in tests/data ------------------------------------ */

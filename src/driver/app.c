@@ -347,7 +347,7 @@ static int setup_problem(app_state *a, const coop_comm *c) {
                             "not %s", coop_config_origin(a->cfg, "solver.cg_single_reduction"), name);
   COOP_CHECK(check_heat_keys(a->cfg, name));
   COOP_CHECK(check_schedule_keys(a->cfg));
-  COOP_CHECK(coop_linsys_create(&a->ls, c, a->cfg));
+  COOP_CHECK(coop_linsys_create(&a->ls, c, a->cfg, coop_budget_host_limit(c)));
   if (strcmp(name, "heat") == 0) { /* before the setup, so --dry-run refuses it too */
     double dt, lim;
     COOP_CHECK(coop_heat_time_step(&a->ls.s, coop_config_real(a->cfg, "solver.alpha"),

@@ -110,26 +110,46 @@ static void reader_close(reader *r) {
   r->buf = NULL;
 }
 
+/* Longest line taken, 16 MiB: entries and headers are short, comments may be
+ * long; a longer line (a huge sparse file of one line) is refused before it
+ * fills the memory. */
+#define MM_LINE_MAX (1 << 24)
+
 /* The next line into r->buf, its LF or CRLF removed; *eof at the end of the file. */
 static int reader_next(reader *r, int *eof) {
-  ssize_t len;
-  errno = 0;
-  len = getline(&r->buf, &r->cap, r->fp);
+  size_t len = 0;
+  int ch, nul = 0;
   *eof = 0;
-  if (len < 0) {
-    if (errno == ENOMEM)
-      return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory reading line %lld of %s",
-                        (long long)r->line + 1, r->path);
-    if (ferror(r->fp))
-      return COOP_ERROR(COOP_ERR_RUNTIME, "cannot read %s after line %lld: %s", r->path,
-                        (long long)r->line, strerror(errno ? errno : EIO));
+  errno = 0;
+  while ((ch = getc_unlocked(r->fp)) != EOF && ch != '\n') {
+    if (len + 1 >= r->cap) {
+      if (r->cap >= MM_LINE_MAX)
+        return bad(r, r->line + 1, "the line is longer than %d bytes: expected a Matrix Market line",
+                   MM_LINE_MAX);
+      const size_t cap = r->cap ? 2 * r->cap : 256;
+      char *b = realloc(r->buf, cap);
+      if (!b)
+        return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory reading line %lld of %s",
+                          (long long)r->line + 1, r->path);
+      r->buf = b;
+      r->cap = cap;
+    }
+    nul |= ch == '\0';
+    r->buf[len++] = (char)ch;
+  }
+  if (ch == EOF && ferror(r->fp))
+    return COOP_ERROR(COOP_ERR_RUNTIME, "cannot read %s after line %lld: %s", r->path, (long long)r->line,
+                      strerror(errno ? errno : EIO));
+  if (ch == EOF && len == 0) {
     *eof = 1;
     return 0;
   }
+  if (!r->buf && !(r->buf = malloc(r->cap = 256))) /* an empty first line */
+    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory reading %s", r->path);
   r->line++;
-  if ((size_t)len != strlen(r->buf))
-    return bad(r, r->line, "the line holds a NUL byte: expected text");
-  while (len > 0 && (r->buf[len - 1] == '\n' || r->buf[len - 1] == '\r')) r->buf[--len] = '\0';
+  r->buf[len] = '\0';
+  if (nul) return bad(r, r->line, "the line holds a NUL byte: expected text");
+  while (len > 0 && r->buf[len - 1] == '\r') r->buf[--len] = '\0';
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,7 +92,7 @@ static int vector_spec(const char *key, const char *value, const char *name1, co
   return 0;
 }
 
-static int setup_matrix(coop_linsys *ls, const coop_comm *c, const coop_config *cfg) {
+static int setup_matrix(coop_linsys *ls, const coop_comm *c, const coop_config *cfg, uint64_t host_limit) {
   int64_t nr, nc, ann;
   ls->grid = 0;
   ls->matrix = coop_config_str(cfg, "problem.matrix");
@@ -109,14 +110,26 @@ static int setup_matrix(coop_linsys *ls, const coop_comm *c, const coop_config *
   COOP_CHECK(vector_spec("problem.x0", coop_config_str(cfg, "problem.x0"), "zero", NULL));
   ls->n_global = nr;
   coop_decomp_split(nr, c->size, c->rank, &ls->n, &ls->row_lo);
+  /* The size line alone sizes the reader's row arrays (row pointers and
+   * cursors, 16 bytes a row), allocated before any entry is read: checked
+   * here, so that a three-line file cannot exhaust the node's memory. */
+  if (ls->n > INT32_MAX)
+    return coop_error_input("%s: %lld rows, %lld of them on rank %d: at most 2^31 - 1 rows a rank (use more ranks)",
+                            ls->matrix, (long long)nr, (long long)ls->n, c->rank);
+  const uint64_t rows_bytes = 16 * ((uint64_t)ls->n + 1);
+  if (host_limit && rows_bytes > host_limit)
+    return coop_error_input("%s: %lld rows: rank %d would hold %.1f MiB of row pointers before reading an entry, "
+                            "and a rank of this node may use %.1f MiB; use more ranks or nodes",
+                            ls->matrix, (long long)nr, c->rank, (double)rows_bytes / 1048576.0,
+                            (double)host_limit / 1048576.0);
   return coop_mm_read(ls->matrix, ls->row_lo, ls->row_lo + ls->n, &ls->mm);
 }
 
-int coop_linsys_create(coop_linsys *ls, const coop_comm *c, const coop_config *cfg) {
+int coop_linsys_create(coop_linsys *ls, const coop_comm *c, const coop_config *cfg, uint64_t host_limit) {
   memset(ls, 0, sizeof *ls);
   ls->dec.cart = MPI_COMM_NULL;
   ls->prec = strcmp(coop_config_str(cfg, "solver.precision"), "fp32") == 0 ? COOP_FP32 : COOP_FP64;
-  if (strcmp(coop_config_str(cfg, "problem.type"), "matrix") == 0) return setup_matrix(ls, c, cfg);
+  if (strcmp(coop_config_str(cfg, "problem.type"), "matrix") == 0) return setup_matrix(ls, c, cfg, host_limit);
   return setup_grid(ls, c, cfg);
 }
 

@@ -37,8 +37,10 @@ typedef struct {
 } coop_linsys;
 
 /* Read what the configuration names and split it over the ranks; input
- * errors (exit 2) name the file and line or the key. Collective. */
-int coop_linsys_create(coop_linsys *ls, const coop_comm *c, const coop_config *cfg);
+ * errors (exit 2) name the file and line or the key. host_limit: the bytes a
+ * rank may hold (0: unchecked); a matrix whose size line alone asks this
+ * rank for more (its row arrays) is refused before it is read. Collective. */
+int coop_linsys_create(coop_linsys *ls, const coop_comm *c, const coop_config *cfg, uint64_t host_limit);
 /* The Krylov form on be. Collective. */
 int coop_linsys_krylov(coop_linsys *ls, const coop_comm *c, const coop_config *cfg,
                        coop_backend *be, int cuda_aware);
