@@ -77,6 +77,12 @@ for n in 1 2; do
   done
   bad "2^52 points, cg, at $n ranks" $n "$TMP/size" "grid.nx x grid.ny = 67108864 x 67108864 points" \
     "with solver.name = cg" $RUN --set grid.nx=67108864 --set grid.ny=67108864 --set solver.name=cg
+  # a small grid, but a step and a time held for each of 10^12 snapshots
+  for dry in "" --dry-run; do
+    bad "heat with 10^12 snapshots at $n ranks $dry" $n "$TMP/size" "grid.nx x grid.ny = 16 x 16 points" \
+      "a time series of solver.max_iter / output.every = 1000000000000 / 1 snapshots" $RUN $dry \
+      --set solver.name=heat --set output.every=1 --set solver.max_iter=1000000000000 --set grid.nx=16 --set grid.ny=16
+  done
 done
 # the estimate counts what a rank allocates: under a data ulimit that fits one
 # rank's share at 2 ranks but not the whole at 1 rank (2500^2 fp64 Jacobi: 286

@@ -117,7 +117,17 @@ static void jacobi(tally *t, const coop_config *cfg, const coop_linsys *ls) {
    * not stored (app.c setup_fields); u and f filled on the host first (heat: u) */
   const int heat = strcmp(coop_config_str(cfg, "solver.name"), "heat") == 0;
   const int no_f = heat || strcmp(coop_config_str(cfg, "problem.type"), "laplace") == 0;
-  const uint64_t halo = faces(t, ls, 1, &staged), fields = mul(t, field, no_f ? 2 : 3);
+  const uint64_t halo = faces(t, ls, 1, &staged);
+  uint64_t fields = mul(t, field, no_f ? 2 : 3);
+  /* heat's time series (app.c open_series, io.c): a step and a time per
+   * snapshot held to the end, and a snapshot's owned points, host and backend */
+  const int64_t every = heat ? coop_config_int(cfg, "output.every") : 0;
+  if (every > 0) {
+    const uint64_t snaps = u64(coop_config_int(cfg, "solver.max_iter") / every + 2);
+    const uint64_t snap = mul(t, n, es);
+    hist = add(t, hist, add(t, mul(t, snaps, 16), snap));
+    fields = add(t, fields, snap);
+  }
   step(t, "setup of the fields", mul(t, field, heat ? 1 : 2), fields);
   step(t, "solve", add(t, hist, staged), add(t, add(t, fields, halo), t->device ? hist : 0));
   /* a checkpoint: the stored field, its owned part, as doubles (solvers/checkpoint.c) */
@@ -250,6 +260,10 @@ static void size_keys(const coop_config *cfg, const coop_linsys *ls, char *out, 
   if (nd == 3) snprintf(out + strlen(out), len - strlen(out), "%" PRId64, ls->dec.global_n[2]);
   snprintf(out + strlen(out), len - strlen(out), " points (%s, grid.ghost = %" PRId64 ")",
            coop_config_str(cfg, "solver.precision"), coop_config_int(cfg, "grid.ghost"));
+  const int64_t every = strcmp(coop_config_str(cfg, "solver.name"), "heat") == 0 ? coop_config_int(cfg, "output.every") : 0;
+  if (every > 0)
+    snprintf(out + strlen(out), len - strlen(out), " and a time series of solver.max_iter / output.every = %" PRId64
+             " / %" PRId64 " snapshots", coop_config_int(cfg, "solver.max_iter"), every);
 }
 
 void coop_budget_print(const coop_comm *c, const coop_budget_report *r, FILE *out) {
