@@ -98,6 +98,35 @@ run sig-full 2 $long --set solver.max_iter=$((it + 300))
 same sig-full.h5 sig-rest.h5
 echo "SIGTERM: checkpoint at iteration $it, status 3, restart the same bits"
 
+# checkpoints damaged inside (h5py): exit 2, one message naming the file, before
+# any work where the structure shows it (else at the solve's start), no output
+bad_ckpt() { # name, python statements on f (the copy, open r+), message part
+  cp sig.ckpt.h5 "dmg-$1.h5" || fail "cannot copy the checkpoint"
+  $PY -c "import h5py, numpy as np
+f = h5py.File('dmg-$1.h5', 'r+')
+$2" || fail "damaged checkpoint $1: h5py failed"
+  rc=0
+  coop_mpirun 2 "$COOPSOLVE" --backend host $long --set solver.max_iter=$((it + 50)) --set output.monitor_every=0 \
+    --restart "dmg-$1.h5" --output dmg.h5 >dmg.out 2>dmg.err </dev/null || rc=$?
+  [ $rc = 2 ] || { cat dmg.err; fail "damaged checkpoint $1: exit status $rc, not 2"; }
+  [ "$(grep -c '^coopsolve:' dmg.err)" = 1 ] || { cat dmg.err; fail "damaged checkpoint $1: not one message"; }
+  grep -q "dmg-$1.h5: .*$3" dmg.err || { cat dmg.err; fail "damaged checkpoint $1: message lacks '$3'"; }
+  [ ! -e dmg.h5 ] || fail "damaged checkpoint $1: an output was written"
+  echo "damaged checkpoint $1: exit 2, one message"
+}
+bad_ckpt transposed "u = f['checkpoint/u'][...]; del f['checkpoint/u']; f['checkpoint/u'] = u[:, :-1]" \
+  "/checkpoint/u has extent 299 along axis 1"
+bad_ckpt strings "del f['checkpoint/u']; f['checkpoint/u'] = np.array([b'x'] * 9)" "/checkpoint/u is not a dataset of numbers"
+bad_ckpt threed "u = f['checkpoint/u'][...]; del f['checkpoint/u']; f['checkpoint/u'] = u.reshape(1, 300, 300)" \
+  "is not 2-dimensional"
+bad_ckpt negative "f['checkpoint'].attrs['iteration'] = np.int64(-5)" "the checkpoint's iteration is -5"
+bad_ckpt history-length "r = f['history/residual'][...]; del f['history/residual']; f['history/residual'] = r[:-1]" \
+  "/history/iteration has"
+bad_ckpt history-past "i = f['history/iteration'][...]; i[-1] += 1000; f['history/iteration'][...] = i" \
+  "expected checks in order"
+bad_ckpt no-history "del f['history']" "no /history group"
+bad_ckpt missing "del f['checkpoint/u']" "/checkpoint/u is not a dataset of numbers"
+
 # run.on_signal = continue: SIGUSR1 through mpirun (it forwards USR1/USR2)
 coop_mpirun 2 "$COOPSOLVE" --backend host $long --set solver.max_iter=60000 --set run.on_signal=continue \
   --set output.monitor_every=0 --output cont.h5 >cont.out 2>cont.err &

@@ -235,7 +235,15 @@ static int check_checkpoint(app_state *a, const coop_comm *c) {
   const char *rs = coop_config_str(a->cfg, "run.restart");
   if (strcmp(rs, "none") == 0) return 0;
   double r0;
-  return coop_ckpt_check(rs, c, coop_config_str(a->cfg, "solver.name"), a->fingerprint, &a->restart_it, &r0);
+  COOP_CHECK(coop_ckpt_check(rs, c, coop_config_str(a->cfg, "solver.name"), a->fingerprint, &a->restart_it, &r0));
+  /* its datasets, as the layout of setup_checkpoint will read them */
+  uint64_t dims[3] = {(uint64_t)a->ls.n_global, 0, 0};
+  int ndim = 1;
+  if (a->ls.grid) {
+    ndim = a->ls.dec.ndim;
+    for (int a3 = 0; a3 < ndim; a3++) dims[a3] = (uint64_t)a->ls.dec.global_n[ndim - 1 - a3];
+  }
+  return coop_ckpt_check_layout(rs, c, ndim, dims);
 }
 
 /* The checkpoint service's settings, the layout of this rank's entries, and

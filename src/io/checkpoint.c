@@ -382,13 +382,128 @@ int coop_ckpt_check(const char *path, const coop_comm *c, const char *solver, co
   return coop_comm_agree(c, st);
 }
 
-static int read_open(hid_t f, hid_t g, const coop_comm *c, const coop_ckpt_layout *L, coop_ckpt_data *d,
-                     int64_t hist_cap) {
+/* /checkpoint/NAME is a dataset of numbers of the problem's global shape. */
+static int check_vector(const char *path, hid_t g, const char *name, int ndim, const uint64_t *dims) {
+  int st = 0;
+  hid_t ds = -1, sp = -1, ty = -1;
+  hsize_t have[H5S_MAX_RANK];
+  int ok = (ds = H5Dopen2(g, name, H5P_DEFAULT)) >= 0 && (ty = H5Dget_type(ds)) >= 0 &&
+           (H5Tget_class(ty) == H5T_FLOAT || H5Tget_class(ty) == H5T_INTEGER);
+  if (!ok) {
+    st = coop_error_input("--restart %s: /checkpoint/%s is not a dataset of numbers", path, name);
+  } else if ((sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_ndims(sp) != ndim ||
+             H5Sget_simple_extent_dims(sp, have, NULL) < 0) {
+    st = coop_error_input("--restart %s: /checkpoint/%s is not %d-dimensional, as this problem's vectors are",
+                          path, name, ndim);
+  } else {
+    for (int a = 0; a < ndim && !st; a++)
+      if (have[a] != dims[a])
+        st = coop_error_input("--restart %s: /checkpoint/%s has extent %llu along axis %d (slowest first), this "
+                              "problem %llu", path, name, (unsigned long long)have[a], a,
+                              (unsigned long long)dims[a]);
+  }
+  (void)H5Eclear2(H5E_DEFAULT);
+  if (ty >= 0) H5Tclose(ty);
+  if (sp >= 0) H5Sclose(sp);
+  if (ds >= 0) H5Dclose(ds);
+  return st;
+}
+
+/* /history/iteration and residual: 1-D, one length, the checks in order up
+ * to the checkpoint's iteration. */
+static int check_history(const char *path, hid_t f, int64_t iteration) {
+  int st = 0;
+  hid_t gh = -1, ds[2] = {-1, -1}, sp = -1;
+  hsize_t n[2] = {0, 0};
+  int64_t *its = NULL;
+  static const char *const names[2] = {"iteration", "residual"};
+  if ((gh = H5Gopen2(f, "history", H5P_DEFAULT)) < 0) {
+    st = coop_error_input("--restart %s: no /history group", path);
+    goto done;
+  }
+  for (int i = 0; i < 2; i++) {
+    if ((ds[i] = H5Dopen2(gh, names[i], H5P_DEFAULT)) < 0 || (sp = H5Dget_space(ds[i])) < 0 ||
+        H5Sget_simple_extent_ndims(sp) != 1 || H5Sget_simple_extent_dims(sp, &n[i], NULL) < 0) {
+      st = coop_error_input("--restart %s: /history/%s is not a 1-D dataset", path, names[i]);
+      goto done;
+    }
+    H5Sclose(sp);
+    sp = -1;
+  }
+  if (n[0] != n[1]) {
+    st = coop_error_input("--restart %s: /history/iteration has %llu entries, /history/residual %llu", path,
+                          (unsigned long long)n[0], (unsigned long long)n[1]);
+    goto done;
+  }
+  if (n[0] > 0) {
+    if (n[0] > ((hsize_t)1 << 40) || !(its = malloc((size_t)n[0] * sizeof *its))) {
+      st = coop_error_input("--restart %s: /history of %llu entries cannot be read", path, (unsigned long long)n[0]);
+      goto done;
+    }
+    if (H5Dread(ds[0], H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, its) < 0) {
+      st = coop_error_input("--restart %s: /history/iteration does not hold integers", path);
+      goto done;
+    }
+    for (hsize_t k = 0; k < n[0] && !st; k++)
+      if (its[k] < 0 || its[k] > iteration || (k && its[k] < its[k - 1]))
+        st = coop_error_input("--restart %s: /history/iteration[%llu] = %lld: expected checks in order from 0 to "
+                              "the checkpoint's iteration %lld", path, (unsigned long long)k, (long long)its[k],
+                              (long long)iteration);
+  }
+done:
+  (void)H5Eclear2(H5E_DEFAULT);
+  free(its);
+  if (sp >= 0) H5Sclose(sp);
+  for (int i = 0; i < 2; i++)
+    if (ds[i] >= 0) H5Dclose(ds[i]);
+  if (gh >= 0) H5Gclose(gh);
+  return st;
+}
+
+static int check_structure(const char *path, hid_t f, hid_t g, int ndim, const uint64_t *dims) {
+  int64_t iteration = 0;
+  H5G_info_t gi;
+  if (get_attr(g, "iteration", H5T_NATIVE_INT64, &iteration)) {
+    coop_error_clear();
+    return coop_error_input("--restart %s: /checkpoint has no integer attribute 'iteration'", path);
+  }
+  if (iteration < 0) return coop_error_input("--restart %s: the checkpoint's iteration is %lld", path, (long long)iteration);
+  if (H5Gget_info(g, &gi) < 0) return coop_error_input("--restart %s: /checkpoint cannot be listed", path);
+  for (hsize_t i = 0; i < gi.nlinks; i++) {
+    char name[256];
+    const ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT);
+    if (len < 0 || (size_t)len >= sizeof name) {
+      (void)H5Eclear2(H5E_DEFAULT);
+      return coop_error_input("--restart %s: /checkpoint holds an entry whose name cannot be read", path);
+    }
+    if (strcmp(name, "scalars") == 0) continue;
+    COOP_CHECK(check_vector(path, g, name, ndim, dims));
+  }
+  return check_history(path, f, iteration);
+}
+
+int coop_ckpt_check_layout(const char *path, const coop_comm *c, int ndim, const uint64_t *dims) {
+  hid_t f = -1, g = -1;
+  coop_h5_quiet q;
+  coop_h5_quiet_begin(&q);
+  int st = open_ckpt(path, c, &f, &g);
+  if (!st) st = check_structure(path, f, g, ndim, dims);
+  if (g >= 0) H5Gclose(g);
+  if (f >= 0) H5Fclose(f);
+  coop_h5_quiet_end(&q);
+  return coop_comm_agree(c, st);
+}
+
+static int read_open(const char *path, hid_t f, hid_t g, const coop_comm *c, const coop_ckpt_layout *L,
+                     coop_ckpt_data *d, int64_t hist_cap) {
   int st = 0;
   hid_t gs = -1, gh = -1, ds = -1, sp = -1;
   COOP_H5_ID(gs, H5Gopen2(g, "scalars", H5P_DEFAULT));
   for (int i = 0; i < d->nscal; i++) COOP_TRY(get_attr(gs, d->sname[i], H5T_NATIVE_DOUBLE, &d->sval[i]));
-  for (int i = 0; i < d->nvec; i++) COOP_TRY(vector_io(g, d->vname[i], L, d->vdata[i], 0));
+  for (int i = 0; i < d->nvec; i++) { /* a missing vector is the file's fault: an input error */
+    COOP_TRY(check_vector(path, g, d->vname[i], L->ndim, L->dims));
+    COOP_TRY(vector_io(g, d->vname[i], L, d->vdata[i], 0));
+  }
   COOP_H5_ID(gh, H5Gopen2(f, "history", H5P_DEFAULT));
   COOP_H5_ID(ds, H5Dopen2(gh, "iteration", H5P_DEFAULT));
   COOP_H5_ID(sp, H5Dget_space(ds));
@@ -416,7 +531,7 @@ int coop_ckpt_read(const char *path, const coop_comm *c, const coop_ckpt_layout 
   coop_h5_quiet q;
   coop_h5_quiet_begin(&q);
   int st = open_ckpt(path, c, &f, &g);
-  if (!st) st = read_open(f, g, c, L, d, hist_cap);
+  if (!st) st = read_open(path, f, g, c, L, d, hist_cap);
   if (g >= 0) H5Gclose(g);
   if (f >= 0) H5Fclose(f);
   coop_h5_quiet_end(&q);

@@ -53,6 +53,12 @@ int coop_ckpt_write(const char *path, const coop_comm *c, const coop_ckpt_layout
  * entries read out). Collective. */
 int coop_ckpt_check(const char *path, const coop_comm *c, const char *solver, const char *problem,
                     int64_t *iteration, double *r0);
+/* Check, before any work, what coop_ckpt_read would find wrong only inside
+ * the solve: every dataset of /checkpoint holds numbers of the problem's
+ * global shape (ndim, dims slowest first), /history has its two 1-D
+ * datasets of one length, its checks in order up to at most the checkpoint's
+ * iteration, which is not negative. Input errors (exit 2) name the file. Collective. */
+int coop_ckpt_check_layout(const char *path, const coop_comm *c, int ndim, const uint64_t *dims);
 /* Read the scalars and vectors d names (their values out) and the history
  * (room for hist_cap entries in d->hist_iter/hist_res; hist_len out). */
 int coop_ckpt_read(const char *path, const coop_comm *c, const coop_ckpt_layout *L, coop_ckpt_data *d,
