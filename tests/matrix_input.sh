@@ -55,6 +55,19 @@ bad 2 "$TMP/v3.mtx:2: the vector is 3 x 1: expected 675 x 1" "expected 675 x 1" 
   --set "problem.matrix=$DATA/nos6.mtx" --set "problem.x0=file:$TMP/v3.mtx"
 bad 3 "$TMP/v3.mtx:2: the vector is 3 x 1: expected 675 x 1" "expected 675 x 1" \
   --set "problem.matrix=$DATA/nos6.mtx" --set "problem.rhs=file:$TMP/v3.mtx" --set problem.x0=zero
+# ...and a dry run reads them too (the Slurm scripts rely on it to stop bad input)
+bad 2 "$TMP/v3.mtx:2: the vector is 3 x 1: expected 675 x 1" "expected 675 x 1" \
+  --set "problem.matrix=$DATA/nos6.mtx" --set "problem.rhs=file:$TMP/v3.mtx" --dry-run
+bad 1 "$TMP/none.mtx: " "No such file" --set "problem.matrix=$DATA/nos6.mtx" --set "problem.x0=file:$TMP/none.mtx" \
+  --dry-run
+# a missing diagonal entry with solver.pc = jacobi: the row named, in a dry run as in a run
+printf '%%%%MatrixMarket matrix coordinate real general\n4 4 4\n1 1 2\n2 2 2\n3 3 2\n4 3 1\n' >"$TMP/nodiag.mtx"
+for dry in "" --dry-run; do
+  for n in 1 2; do
+    bad $n "solver.pc = jacobi: row 4 of the matrix has a zero or missing diagonal entry" "" \
+      --set "problem.matrix=$TMP/nodiag.mtx" --set solver.pc=jacobi $dry
+  done
+done
 # a size line alone must not size the reader's arrays past what a rank may hold
 printf '%%%%MatrixMarket matrix coordinate real general\n3000000000 3000000000 1\n1 1 1\n' >"$TMP/wide.mtx"
 bad 1 "$TMP/wide.mtx: 3000000000 rows, 3000000000 of them on rank 0: at most 2^31 - 1 rows a rank" "" \

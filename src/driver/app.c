@@ -604,6 +604,8 @@ static int prepare(app_state *a, const coop_comm *c) {
   local = choose_backend(a, c);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   if (a->cli.dry_run) {
+    local = coop_linsys_check(&a->ls, c, a->cfg); /* agreed */
+    if (local) return fail(c, local, local);
     local = coop_report_dry_run(c, a->cfg, &a->ls, a->type, a->backend);
     return (st = coop_comm_agree(c, local)) ? fail(c, local, st) : 0;
   }

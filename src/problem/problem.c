@@ -1,6 +1,7 @@
 #include "problem/problem.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -165,6 +166,36 @@ static int matrix_rhs(coop_linsys *ls, const coop_config *cfg, double *b, double
     return 0;
   }
   return vector_from(ls, rhs, b);
+}
+
+int coop_linsys_check(const coop_linsys *ls, const coop_comm *c, const coop_config *cfg) {
+  if (ls->grid) return 0;
+  const char *const keys[2] = {"problem.x0", "problem.rhs"};
+  double *v = malloc((size_t)ls->n * sizeof *v + 1);
+  int rc = v ? 0 : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  for (int k = 0; k < 2 && !rc; k++) {
+    const char *val = coop_config_str(cfg, keys[k]);
+    if (strncmp(val, "file:", 5) == 0) rc = vector_from(ls, val, v);
+  }
+  free(v);
+  COOP_CHECK(coop_comm_agree(c, rc));
+  if (strcmp(coop_config_str(cfg, "solver.pc"), "jacobi") != 0) return 0;
+  /* the first row of all ranks without a diagonal entry (krylov.c's message) */
+  const coop_mm_matrix *m = &ls->mm;
+  long long first = LLONG_MAX;
+  for (int64_t r = 0; r < ls->n && first == LLONG_MAX; r++) {
+    double d = 0.0;
+    for (int64_t j = m->rowptr[r]; j < m->rowptr[r + 1]; j++)
+      if (m->colind[j] == ls->row_lo + r) d = m->val[j];
+    if (d == 0.0) first = (long long)(ls->row_lo + r);
+  }
+  COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_LONG_LONG, MPI_MIN, c->world));
+  if (first == LLONG_MAX) return 0;
+  rc = c->rank == 0 ? coop_error_input("solver.pc = jacobi: row %lld of the matrix has a zero or missing diagonal "
+                                       "entry, so the Jacobi preconditioner does not exist (use solver.pc = none)",
+                                       first + 1)
+                    : coop_error_remote(COOP_ERR_INPUT, "stopped because another rank met an input error");
+  return rc;
 }
 
 /* The operator, then x0 and b. Every collective here is reached by all ranks:

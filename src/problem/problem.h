@@ -41,6 +41,11 @@ typedef struct {
  * rank may hold (0: unchecked); a matrix whose size line alone asks this
  * rank for more (its row arrays) is refused before it is read. Collective. */
 int coop_linsys_create(coop_linsys *ls, const coop_comm *c, const coop_config *cfg, uint64_t host_limit);
+/* For --dry-run, what the Krylov form would refuse later, checked now
+ * without building it: matrix problems' problem.rhs and problem.x0 files
+ * (read and dropped) and, with solver.pc = jacobi, a zero or missing
+ * diagonal entry. Input errors as the real run gives them. Collective. */
+int coop_linsys_check(const coop_linsys *ls, const coop_comm *c, const coop_config *cfg);
 /* The Krylov form on be. Collective. */
 int coop_linsys_krylov(coop_linsys *ls, const coop_comm *c, const coop_config *cfg,
                        coop_backend *be, int cuda_aware);
