@@ -101,4 +101,10 @@ bad 1 "problem.rhs = random (from --set) applies to problem.type = matrix, not t
   --set problem.type=sine --set grid.nx=8 --set problem.rhs=random
 bad 2 "problem.x0 = file:x.mtx (from --set) applies to problem.type = matrix, not to laplace" "laplace" \
   --set problem.type=laplace --set grid.nx=8 --set problem.x0=file:x.mtx
+# grid keys beside a matrix are not used, and a note says so (the input may serve both kinds of run)
+coop_mpirun 2 "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" --set problem.type=matrix \
+  --set "problem.matrix=$DATA/nos6.mtx" --set solver.name=cg --set grid.ghost=2 --dry-run >"$TMP/note.out" 2>"$TMP/note.err" ||
+  { cat "$TMP/note.err"; fail "a matrix run with grid keys set"; }
+[ "$(grep -c '^coopsolve: note: grid.nx, grid.ny, grid.ghost set but not used: problem.type = matrix takes its size from' \
+  "$TMP/note.err")" = 1 ] || { cat "$TMP/note.err"; fail "no note (once) on the unused grid keys"; }
 echo "matrix_input: $nc cases"

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,18 @@ static int setup_matrix(coop_linsys *ls, const coop_comm *c, const coop_config *
   if (ls->prec != COOP_FP64)
     return coop_error_input("solver.precision = %s: matrix problems are fp64 only",
                             coop_config_str(cfg, "solver.precision"));
+  /* The matrix sets the size: grid keys set beside it are ignored, and said
+   * so (a note, as PETSc lists unused options: one input file may serve grid
+   * and matrix runs). */
+  static const char *const grid_keys[] = {"grid.dim", "grid.nx", "grid.ny", "grid.nz",
+                                          "grid.lx",  "grid.ly", "grid.lz", "grid.ghost"};
+  char unused[160] = "";
+  for (size_t k = 0; k < sizeof grid_keys / sizeof *grid_keys; k++)
+    if (!coop_config_is_default(cfg, grid_keys[k]))
+      snprintf(unused + strlen(unused), sizeof unused - strlen(unused), "%s%s", unused[0] ? ", " : "", grid_keys[k]);
+  if (unused[0] && c->rank == 0)
+    fprintf(stderr, "coopsolve: note: %s set but not used: problem.type = matrix takes its size from %s\n", unused,
+            ls->matrix);
   COOP_CHECK(coop_mm_read_size(ls->matrix, &nr, &nc, &ann));
   if (nr != nc) return coop_error_input("%s: the matrix is %lld x %lld, not square", ls->matrix,
                                         (long long)nr, (long long)nc);
