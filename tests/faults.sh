@@ -283,6 +283,9 @@ for n in 1 2; do
     "would replace in.ini, which this run reads" in.ini --set output.checkpoint=../fifo/in.ini
   bad "output.checkpoint is output.file spelt ./ at $n ranks" $n "$TMP/fifo" \
     "output.checkpoint = ./o.h5: the same file as output.file (o.h5)" "" $RUN --output o.h5 --set output.checkpoint=./o.h5
+  bad "output.checkpoint is the XDMF file at $n ranks" $n "$TMP/fifo" \
+    "output.checkpoint = o.xmf: the same file as the XDMF file of output.file (o.xmf)" "" $RUN --output o.h5 \
+    --set output.checkpoint=o.xmf
   bad "output.file is the matrix at $n ranks" $n "$TMP/fifo" "output.file = A.mtx (from --set): A.mtx would replace" "" \
     "$INPUTS/matrix.ini" --set "problem.matrix=$TMP/fifo/A.mtx" --output A.mtx
 done

@@ -140,11 +140,16 @@ static void read_files(const coop_config *cfg, const char *input, const char *f[
 
 /* Checked before hours of solving, not after: the folder takes a file, the
  * path is one MPI-IO can open (io/files.h), and it replaces no file the run reads. */
+/* Whether the run writes an XDMF file beside its output (grid problems). */
+static int writes_xdmf(const coop_config *cfg) {
+  return coop_config_bool(cfg, "output.xdmf") && strcmp(coop_config_str(cfg, "problem.type"), "matrix") &&
+         !coop_config_has_section(cfg, "batch");
+}
+
 static int check_output(const coop_comm *c, const coop_config *cfg, const char *input) {
   int ok = 1;
   const char *path = coop_config_str(cfg, "output.file");
-  const int xdmf = coop_config_bool(cfg, "output.xdmf") && strcmp(coop_config_str(cfg, "problem.type"), "matrix") &&
-                   !coop_config_has_section(cfg, "batch");
+  const int xdmf = writes_xdmf(cfg);
   const char *reads[READ_FILES];
   read_files(cfg, input, reads);
   if (c->rank == 0)
@@ -232,6 +237,14 @@ static int check_checkpoint(app_state *a, const coop_comm *c) {
   if (coop_same_file(a->ckpt_path, coop_config_str(a->cfg, "output.file")))
     return coop_error_input("output.checkpoint = %s: the same file as output.file (%s)", a->ckpt_path,
                             coop_config_str(a->cfg, "output.file"));
+  if (writes_xdmf(a->cfg)) {
+    char *x = coop_output_xmf_name(coop_config_str(a->cfg, "output.file"));
+    const int same = x && coop_same_file(a->ckpt_path, x);
+    if (same) coop_error_input("output.checkpoint = %s: the same file as the XDMF file of output.file (%s)",
+                               a->ckpt_path, x);
+    free(x);
+    if (same) return COOP_ERR_INPUT;
+  }
   const char *rs = coop_config_str(a->cfg, "run.restart");
   if (strcmp(rs, "none") == 0) return 0;
   double r0;

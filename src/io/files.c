@@ -95,6 +95,8 @@ static char *xmf_name(const char *path) {
   return x;
 }
 
+char *coop_output_xmf_name(const char *path) { return xmf_name(path); }
+
 /* Fill template t with a name no file has now: mkstemp creates it exclusively,
  * and it is removed again so the writer's own exclusive create makes it. */
 static int fresh_name(char *t) {

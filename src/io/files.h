@@ -27,6 +27,9 @@ int coop_file_open_input(const char *path, const char *what, int *fd);
 int coop_output_check(const char *path, int nranks, int xdmf, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The XDMF file written beside an output path: ".h5" replaced by (or, for
+ * other names, followed by) ".xmf"; caller frees; NULL without memory. */
+char *coop_output_xmf_name(const char *path);
 /* Whether names a and b are one file: the same inode when both exist, else
  * (neither exists) the same folder and last name ("./x.h5" and "x.h5"). */
 int coop_same_file(const char *a, const char *b);
