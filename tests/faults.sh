@@ -212,6 +212,14 @@ what="output path of $((${#long} - 101)) characters"
   { cat "$TMP/err"; fail "$what"; }
 holds "$TMP/long/$d100/$d100" "$d100 out.h5 out.xmf"
 echo "ok: $what"
+# a 254-character file name: its XDMF name (.h5 -> .xmf) is 255, what the file system takes
+name=$(printf '%0251d' 0)
+what="a file name of 254 characters"
+mkdir "$TMP/name"
+(cd "$TMP/name" && coop_mpirun 1 "$COOPSOLVE" --backend host $RUN --set output.checkpoint=c.h5 --output "$name.h5" \
+  >/dev/null 2>"$TMP/err") || { cat "$TMP/err"; fail "$what"; }
+holds "$TMP/name" "$name.h5 $name.xmf"
+echo "ok: $what"
 
 # ---- 6: temporaries never follow a planted symlink; the output's own name is replaced, not followed
 mkdir "$TMP/sym" "$TMP/elsewhere"

@@ -223,7 +223,9 @@ static const char *path_problem(const char *path, const char *dir, int nranks, i
   }
   if (!S_ISDIR(st.st_mode)) return "its directory is not a directory";
   const long nm = pathconf(dir, _PC_NAME_MAX);
-  const size_t base = len - dlen, xbase = base + (xdmf ? 4 : 0);
+  /* the XDMF name: ".h5" becomes ".xmf" (one more), another name gets ".xmf" */
+  const int h5 = len > 3 && strcmp(path + len - 3, ".h5") == 0;
+  const size_t base = len - dlen, xbase = base + (xdmf ? (h5 ? 1 : 4) : 0);
   *m = nm > 0 ? (size_t)nm : 255;
   *n = xbase;
   if (xbase > *m) return xdmf ? "its file name, with .xmf for the XDMF file beside it, is %zu characters; "
