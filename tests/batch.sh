@@ -166,6 +166,10 @@ run 2 sh sh.ini
 check shifts "$TMP/sh.h5"
 run 1 nosol sh.ini --set output.fields=false
 check absent "$TMP/nosol.h5" solution
+# the project's own checker takes batch files (generated, from matrices, without solutions)
+for name in sh nosol mj; do
+  "$PY" "$H5CHECK" layout "$TMP/$name.h5" || fail "h5check layout $name.h5"
+done
 
 # ---- --dry-run: the plan, no file ----
 (cd "$TMP" && coop_mpirun 2 "$COOPSOLVE" --backend host c2.ini --output dry.h5 --dry-run >"$TMP/dry.out" 2>&1) ||

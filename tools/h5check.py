@@ -3,7 +3,7 @@
 
   h5check.py layout FILE [--no-xdmf] [--require-scales]
                                            verify the whole layout (attributes, strings,
-                                           coordinates, a time series in /series) and the
+                                           coordinates, a time series in /series; a batch run's /batch) and the
                                            XDMF file beside it (a Temporal collection over
                                            /series/u when there is a series)
   h5check.py show FILE [--input]           the run's metadata: program, input, grid, solver,
@@ -448,10 +448,65 @@ def fields_off(f):
     return False
 
 
+BATCH_I8 = ("iterations", "rows", "offsets")
+BATCH_F8 = ("residual", "r0", "seconds")
+BATCH_I4 = ("reason", "rank")
+
+
+def check_batch(c, f, ranks):
+    """A batch run's /batch (src/io/io.h), in place of /grid and /fields."""
+    g = c.group(f, "batch")
+    if g is None:
+        return
+    count = c.attr(g, "count", "i8")
+    rows = c.attr(g, "rows", "i8")
+    for name in ("method", "pc", "sync", "schedule", "sync_used", "schedule_used", "source"):
+        c.attr(g, name, "S")
+    if count is None or rows is None:
+        return
+    count, rows = int(count), int(rows)
+    data = {}
+    for names, kind in ((BATCH_I8, "i8"), (BATCH_F8, "f8"), (BATCH_I4, "i4")):
+        for name in names:
+            if name not in g or not isinstance(g[name], h5py.Dataset):
+                c.fail(f"/batch/{name} missing")
+                continue
+            d = g[name]
+            want = count + 1 if name == "offsets" else count
+            if d.ndim != 1 or d.shape[0] != want or d.dtype.kind != kind[0] or d.dtype.itemsize != int(kind[1:]):
+                c.fail(f"{d.name}: {d.dtype}{d.shape}, expected 1D {kind} of {want}")
+                continue
+            c.described(d)
+            data[name] = d[()]
+    if "reason" in g:
+        c.attr(g["reason"], "codes", "S")
+    off = data.get("offsets")
+    if off is not None:
+        if off[0] != 0 or (np.diff(off) < 0).any() or off[-1] != rows:
+            c.fail(f"/batch/offsets: not rising from 0 to rows = {rows}")
+        elif "rows" in data and (np.diff(off) != data["rows"]).any():
+            c.fail("/batch/offsets: differences are not /batch/rows")
+    if "rank" in data and ranks is not None and ((data["rank"] < 0) | (data["rank"] >= ranks)).any():
+        c.fail(f"/batch/rank: a rank outside 0..{ranks - 1}")
+    if "solution" in g:
+        sol = g["solution"]
+        if sol.ndim != 1 or sol.shape[0] != rows or sol.dtype != np.float64:
+            c.fail(f"{sol.name}: {sol.dtype}{sol.shape}, expected 1D f8 of {rows}")
+        c.described(sol)
+    elif not fields_off(f):
+        c.fail("/batch/solution missing, and /input resolved does not say output.fields = false")
+
+
 def cmd_layout(args):
     c = Checker()
     with open_h5(args.file) as f:
         ranks = check_root(c, f)
+        if "batch" in f:  # a batch run: /batch in place of /grid and /fields, no XDMF
+            check_batch(c, f, ranks)
+            check_solver(c, f)
+            for p in c.problems:
+                print(f"{args.file}: {p}", file=sys.stderr)
+            return 1 if c.problems else 0
         grid = check_grid(c, f, ranks)
         fields = check_fields(c, f, grid[0] if grid else None, args.require_scales)
         if not fields and not fields_off(f):
