@@ -23,3 +23,23 @@ for dim in 2 3; do
   grep -q "layout$dim.h5:/fields/u" "$xmf" || fail "XDMF does not point at the field"
   [ ! -e "$out.tmp" ] || fail "temporary file left behind"
 done
+
+# a rerun that writes no XDMF file (output.xdmf = false, output.fields = false)
+# removes the one an earlier run left describing this output; a foreign file
+# of that name stays
+for off in output.xdmf output.fields; do
+  out="$TMP/layout2.h5" xmf="$TMP/layout2.xmf"
+  coop_mpirun 2 "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" --set grid.nx=12 --set grid.ny=10 \
+    --set solver.max_iter=5 --set output.monitor_every=0 --output "$out" >"$TMP/run.out" 2>&1 || fail "run with XDMF"
+  [ -f "$xmf" ] || fail "no XDMF file before the rerun"
+  coop_mpirun 2 "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" --set grid.nx=20 --set grid.ny=10 \
+    --set solver.max_iter=5 --set output.monitor_every=0 --set $off=false --output "$out" >"$TMP/run.out" 2>&1 ||
+    { cat "$TMP/run.out"; fail "rerun with $off = false"; }
+  [ ! -e "$xmf" ] || fail "$off = false: the stale XDMF file describing the old output stays"
+done
+echo "<Xdmf>not about this output</Xdmf>" >"$TMP/layout2.xmf"
+coop_mpirun 1 "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" --set grid.nx=12 --set grid.ny=10 \
+  --set solver.max_iter=5 --set output.monitor_every=0 --set output.xdmf=false --output "$TMP/layout2.h5" \
+  >"$TMP/run.out" 2>&1 || fail "run beside a foreign .xmf"
+[ "$(cat "$TMP/layout2.xmf")" = "<Xdmf>not about this output</Xdmf>" ] || fail "a foreign .xmf was touched"
+echo "stale XDMF files removed, foreign ones kept"

@@ -97,6 +97,27 @@ static char *xmf_name(const char *path) {
 
 char *coop_output_xmf_name(const char *path) { return xmf_name(path); }
 
+void coop_output_drop_stale_xmf(const char *path) {
+  enum { MOST = 64 << 20 }; /* an XDMF file of ours is far smaller */
+  char *x = xmf_name(path), *buf = NULL, *needle = NULL;
+  struct stat st;
+  const char *base = path + dir_len(path);
+  const int fd = x ? open(x, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < MOST &&
+      (buf = malloc((size_t)st.st_size + 1)) && (needle = malloc(strlen(base) + 4))) {
+    size_t got = 0;
+    ssize_t k;
+    while (got < (size_t)st.st_size && (k = read(fd, buf + got, (size_t)st.st_size - got)) > 0) got += (size_t)k;
+    buf[got] = '\0';
+    sprintf(needle, ">%s:/", base);
+    if (strstr(buf, "<Xdmf") && strstr(buf, needle)) unlink(x);
+  }
+  if (fd >= 0) close(fd);
+  free(needle);
+  free(buf);
+  free(x);
+}
+
 /* Fill template t with a name no file has now: mkstemp creates it exclusively,
  * and it is removed again so the writer's own exclusive create makes it. */
 static int fresh_name(char *t) {

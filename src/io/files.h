@@ -30,6 +30,11 @@ int coop_output_check(const char *path, int nranks, int xdmf, const char *fmt, .
 /* The XDMF file written beside an output path: ".h5" replaced by (or, for
  * other names, followed by) ".xmf"; caller frees; NULL without memory. */
 char *coop_output_xmf_name(const char *path);
+/* Rank 0, after path was published without an XDMF file: remove the XDMF
+ * file an earlier run left beside it if it describes path (a regular file
+ * whose data items name "BASE:/"): it would describe datasets the new file
+ * may lack. Anything else there is left alone. */
+void coop_output_drop_stale_xmf(const char *path);
 /* Whether names a and b are one file: the same inode when both exist, else
  * (neither exists) the same folder and last name ("./x.h5" and "x.h5"). */
 int coop_same_file(const char *a, const char *b);

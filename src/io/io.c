@@ -1396,6 +1396,7 @@ static int finish(const coop_wctx *io, const coop_io_result *r, int xdmf) {
     return st;
   }
   if (io->rank == 0) st = coop_outnames_publish(io->nm, io->path);
+  if (!st && !xdmf && io->rank == 0) coop_output_drop_stale_xmf(io->path);
   return coop_write_agree(io->comm, st, io->path);
 }
 
