@@ -166,6 +166,14 @@ run 2 sh sh.ini
 check shifts "$TMP/sh.h5"
 run 1 nosol sh.ini --set output.fields=false
 check absent "$TMP/nosol.h5" solution
+# an output never replaces one of batch.matrices' files (it did: exit 0, tri.mtx became HDF5)
+cp "$TMP/tri.mtx" "$TMP/tri_keep.mtx"
+what="output over a batch matrix"
+coop_expect_input_error "$TMP" 2 "output.file = tri.mtx (from --set): tri.mtx would replace tri.mtx" "" m.ini \
+  --set "batch.matrices=tri.mtx:tri_b.mtx, tri.mtx" --output tri.mtx
+coop_expect_input_error "$TMP" 1 "output.file = tri_b.mtx (from --set): tri_b.mtx would replace tri_b.mtx" "" m.ini \
+  --set "batch.matrices=tri.mtx:tri_b.mtx" --output tri_b.mtx
+cmp -s "$TMP/tri.mtx" "$TMP/tri_keep.mtx" || fail "$what: tri.mtx changed"
 # the project's own checker takes batch files (generated, from matrices, without solutions)
 for name in sh nosol mj; do
   "$PY" "$H5CHECK" layout "$TMP/$name.h5" || fail "h5check layout $name.h5"

@@ -592,9 +592,38 @@ static void teardown(app_state *a) {
   free(a->fingerprint);
 }
 
+/* Rank 0: the output replaces none of batch.matrices' files ("A.mtx[:b.mtx], ..."). */
+static int batch_spares(const coop_config *cfg) {
+  if (coop_config_is_default(cfg, "batch.matrices")) return 0;
+  const char *path = coop_config_str(cfg, "output.file");
+  char *list = strdup(coop_config_str(cfg, "batch.matrices"));
+  if (!list) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  int rc = 0;
+  for (char *save = NULL, *e = strtok_r(list, ",", &save); e && !rc; e = strtok_r(NULL, ",", &save)) {
+    char *b = strchr(e, ':');
+    if (b) *b++ = '\0';
+    const char *f[2] = {e, b};
+    for (int i = 0; i < 2; i++) /* trim as batch.c does */
+      if (f[i]) {
+        while (*f[i] == ' ' || *f[i] == '\t') f[i]++;
+        char *end = (char *)f[i] + strlen(f[i]);
+        while (end > f[i] && (end[-1] == ' ' || end[-1] == '\t')) *--end = '\0';
+        if (!*f[i]) f[i] = NULL;
+      }
+    rc = coop_output_spares(path, 0, f, 2, "output.file = %s (from %s)", path, coop_config_origin(cfg, "output.file"));
+  }
+  free(list);
+  return rc;
+}
+
 /* A [batch] input after the checks every input takes: its own run. */
 static int run_batch(app_state *a, const coop_comm *c) {
   int local = check_output(c, a->cfg, a->cli.input), st;
+  if (!local) {
+    int ok = c->rank ? 1 : !batch_spares(a->cfg);
+    COOP_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, c->world));
+    local = ok ? 0 : COOP_ERR_INPUT;
+  }
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
   local = choose_backend(a, c);
   if ((st = coop_comm_agree(c, local))) return fail(c, local, st);
