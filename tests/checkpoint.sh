@@ -137,24 +137,6 @@ wait $pid || { cat cont.out cont.err; fail "on_signal = continue: exit status $?
 grep -q "SIGUSR1 at iteration .*going on" cont.err || { cat cont.err; fail "on_signal = continue: no checkpoint"; }
 [ -f cont.ckpt.h5 ] && [ -f cont.h5 ] || fail "on_signal = continue: files missing"
 
-# SIGINT (Ctrl-C) to one rank of a heat run writing its time series: it stops
-# even with run.on_signal = continue (a terminal's signal is not a batch
-# system's warning): checkpoint, status 3, the series' temporary removed
-coop_mpirun 2 "$COOPSOLVE" --backend host $long --set solver.name=heat --set output.every=1000 \
-  --set run.on_signal=continue --set output.monitor_every=0 --output int.h5 >int.out 2>int.err &
-pid=$!
-sleep 2
-victim=$(pgrep -f "^[^ ]*coopsolve .*--output int.h5" | tail -n 1)
-kill -INT "$victim" || fail "no rank to interrupt"
-timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.2; done" || fail "SIGINT: the run did not stop"
-rc=0
-wait $pid || rc=$?
-[ $rc = 3 ] || { cat int.out int.err; fail "SIGINT: exit status $rc, not 3"; }
-grep -q "stopped by SIGINT" int.out || { cat int.out int.err; fail "SIGINT: no message"; }
-[ -f int.ckpt.h5 ] && [ ! -e int.h5 ] || fail "SIGINT: no checkpoint, or an output"
-[ -z "$(ls -A | grep '^\.int')" ] || fail "SIGINT: left $(ls -A | grep '^\.int')"
-echo "SIGINT: checkpoint, status 3, no temporary"
-
 # SIGKILL of one rank: the job ends within seconds, the last checkpoint opens
 coop_mpirun 2 "$COOPSOLVE" --backend host $long --set output.checkpoint_every=200 \
   --set output.monitor_every=0 --output kill.h5 >kill.out 2>kill.err &

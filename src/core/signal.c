@@ -12,22 +12,22 @@ static volatile sig_atomic_t pending;
 static void on_signal(int sig) { pending = sig; }
 
 int coop_signal_install(void) {
-  static const int sigs[] = {SIGTERM, SIGUSR1, SIGUSR2, SIGINT, SIGHUP};
+  /* not SIGINT or SIGHUP: they keep their inherited action (default: end at
+   * once; nohup's ignore), since a handler that only records them would drop
+   * them wherever no checkpoint point polls */
+  static const int sigs[] = {SIGTERM, SIGUSR1, SIGUSR2};
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-    /* a write or an MPI wait in progress goes on; a second Ctrl-C or hang-up
-     * is the default action (the user insists) */
-    sa.sa_flags = SA_RESTART | (sigs[i] == SIGINT || sigs[i] == SIGHUP ? SA_RESETHAND : 0);
+  sa.sa_flags = SA_RESTART; /* a write or an MPI wait in progress goes on */
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
     if (sigaction(sigs[i], &sa, NULL) != 0)
       return COOP_ERROR(COOP_ERR_RUNTIME, "cannot install the handler of signal %d", sigs[i]);
-  }
   return 0;
 }
 
-int coop_signal_stops(int sig, int exit_on_signal) { return sig && (exit_on_signal || sig == SIGINT || sig == SIGHUP); }
+int coop_signal_stops(int sig, int exit_on_signal) { return sig && exit_on_signal; }
 
 int coop_signal_pending(void) { return pending; }
 

@@ -1,20 +1,17 @@
 /* Signals a batch system sends before it stops a job (SIGTERM from scancel or
- * the time limit, SIGUSR1/SIGUSR2 from `sbatch --signal`), and SIGINT and
- * SIGHUP from a terminal. The handler only
+ * the time limit, SIGUSR1/SIGUSR2 from `sbatch --signal`). The handler only
  * records the signal; the solvers look at it at their next checkpoint point,
  * where the ranks agree, write a checkpoint and stop or go on (run.on_signal). */
 #ifndef COOP_SIGNAL_H
 #define COOP_SIGNAL_H
 
-/* Install the handlers (SIGTERM, SIGUSR1, SIGUSR2; SIGINT and SIGHUP, from
- * a terminal, once: a second one ends the process); idempotent. */
+/* Install the handlers (SIGTERM, SIGUSR1, SIGUSR2); idempotent. */
 int coop_signal_install(void);
 /* The last signal received and not yet taken, or 0. */
 int coop_signal_pending(void);
 /* Take it (the next call to coop_signal_pending returns 0 until another arrives). */
 void coop_signal_clear(void);
-/* Whether sig stops the run after its checkpoint: run.on_signal = exit
- * (exit_on_signal), or SIGINT / SIGHUP (Ctrl-C, a closed terminal) always. */
+/* Whether sig stops the run after its checkpoint: run.on_signal = exit. */
 int coop_signal_stops(int sig, int exit_on_signal);
 /* "SIGTERM", "SIGUSR1", ... */
 const char *coop_signal_name(int sig);

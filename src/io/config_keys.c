@@ -124,8 +124,7 @@ static const coop_key_info keys[] = {
     KEY_STRING("run", "restart", "none",
                "checkpoint file to go on from (--restart); none: start afresh"),
     KEY_CHOICE("run", "on_signal", "exit", "exit|continue",
-               "SIGTERM, SIGUSR1, SIGUSR2: write a checkpoint, then exit with status 3 or go on "
-               "(SIGINT, SIGHUP: always exit)"),
+               "SIGTERM, SIGUSR1, SIGUSR2: write a checkpoint, then exit with status 3 or go on"),
 
     KEY_STRING("output", "file", "coopsolve.h5", "HDF5 output file"),
     KEY_BOOL("output", "xdmf", "true", "write an XDMF file beside the HDF5 file"),
