@@ -73,9 +73,13 @@ printf '%%%%MatrixMarket matrix coordinate real general\n3000000000 3000000000 1
 bad 1 "$TMP/wide.mtx: 3000000000 rows, 3000000000 of them on rank 0: at most 2^31 - 1 rows a rank" "" \
   --set "problem.matrix=$TMP/wide.mtx"
 printf '%%%%MatrixMarket matrix coordinate real general\n500000000 500000000 1\n1 1 1\n' >"$TMP/tall.mtx"
-(ulimit -v 3000000 && bad 2 "$TMP/tall.mtx: 500000000 rows: rank 0 would hold 3814.7 MiB of row pointers" \
-  "a rank of this node may use" --set "problem.matrix=$TMP/tall.mtx" --dry-run) || exit 1
-nc=$((nc + 1)) # taken in the subshell
+if [ -n "${COOP_SANITIZE:-}" ]; then
+  echo "skip: the tall matrix under ulimit -v (AddressSanitizer's shadow memory does not fit it)"
+else
+  (ulimit -v 3000000 && bad 2 "$TMP/tall.mtx: 500000000 rows: rank 0 would hold 3814.7 MiB of row pointers" \
+    "a rank of this node may use" --set "problem.matrix=$TMP/tall.mtx" --dry-run) || exit 1
+  nc=$((nc + 1)) # taken in the subshell
+fi
 printf '%%%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n' >"$TMP/one.mtx"
 bad 2 "$TMP/one.mtx: 1 rows cannot be shared by 2 ranks" "2 ranks" --set "problem.matrix=$TMP/one.mtx"
 # A matrix that only rank 1 cannot read (a path that is not on its node): the
