@@ -138,13 +138,14 @@ static void read_files(const coop_config *cfg, const char *input, const char *f[
   f[3] = strncmp(x0, "file:", 5) == 0 ? x0 + 5 : NULL;
 }
 
-/* Checked before hours of solving, not after: the folder takes a file, the
- * path is one MPI-IO can open (io/files.h), and it replaces no file the run reads. */
 /* Whether the run writes an XDMF file beside its output (grid problems). */
 static int writes_xdmf(const coop_config *cfg) {
   return coop_config_bool(cfg, "output.xdmf") && strcmp(coop_config_str(cfg, "problem.type"), "matrix") &&
          !coop_config_has_section(cfg, "batch");
 }
+
+/* Checked before hours of solving, not after: the folder takes a file, the
+ * path is one MPI-IO can open (io/files.h), and it replaces no file the run reads. */
 
 static int check_output(const coop_comm *c, const coop_config *cfg, const char *input) {
   int ok = 1;

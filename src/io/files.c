@@ -84,7 +84,7 @@ static char *temp_template(const char *path, const char *base) {
 }
 
 /* The XDMF name: path without ".h5", plus ".xmf"; caller frees. */
-static char *xmf_name(const char *path) {
+char *coop_output_xmf_name(const char *path) {
   const size_t len = strlen(path);
   const size_t keep = len > 3 && strcmp(path + len - 3, ".h5") == 0 ? len - 3 : len;
   char *x = malloc(keep + sizeof ".xmf");
@@ -95,11 +95,9 @@ static char *xmf_name(const char *path) {
   return x;
 }
 
-char *coop_output_xmf_name(const char *path) { return xmf_name(path); }
-
 void coop_output_drop_stale_xmf(const char *path) {
   enum { MOST = 64 << 20 }; /* an XDMF file of ours is far smaller */
-  char *x = xmf_name(path), *buf = NULL, *needle = NULL;
+  char *x = coop_output_xmf_name(path), *buf = NULL, *needle = NULL;
   struct stat st;
   const char *base = path + dir_len(path);
   const int fd = x ? open(x, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
@@ -133,7 +131,7 @@ static int names_local(coop_outnames *nm, const char *path, int xdmf) {
   nm->base = slash ? slash + 1 : path;
   if (!nm->base[0]) return COOP_ERROR(COOP_ERR_RUNTIME, "output path \"%s\" names a directory", path);
   nm->tmp = temp_template(path, nm->base);
-  if (xdmf && (nm->xmf = xmf_name(path))) nm->xmf_tmp = temp_template(nm->xmf, nm->xmf + dir_len(nm->xmf));
+  if (xdmf && (nm->xmf = coop_output_xmf_name(path))) nm->xmf_tmp = temp_template(nm->xmf, nm->xmf + dir_len(nm->xmf));
   if (!nm->tmp || (xdmf && !nm->xmf_tmp)) return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory");
   return 0;
 }
@@ -228,7 +226,7 @@ static const char *path_problem(const char *path, const char *dir, int nranks, i
   /* the finished file is renamed over what is there: never over a device or FIFO */
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return "names a device, FIFO or socket, not a regular file";
   if (xdmf) {
-    char *x = xmf_name(path);
+    char *x = coop_output_xmf_name(path);
     const int taken = x && stat(x, &st) == 0 && !S_ISREG(st.st_mode);
     free(x);
     if (taken) return "the name of the XDMF file written beside it (.xmf for .h5) is taken by a directory, "
@@ -304,7 +302,7 @@ int coop_same_file(const char *a, const char *b) {
 }
 
 int coop_output_spares(const char *path, int xdmf, const char *const *inputs, int n, const char *fmt, ...) {
-  char *x = xdmf ? xmf_name(path) : NULL;
+  char *x = xdmf ? coop_output_xmf_name(path) : NULL;
   if (xdmf && !x) return COOP_ERROR(COOP_ERR_RUNTIME, "out of memory");
   const char *hit = NULL, *as = NULL;
   for (int i = 0; i < n && !hit; i++) {

@@ -544,6 +544,16 @@ int coop_mm_read(const char *path, int64_t row_lo, int64_t row_hi, coop_mm_matri
   return st;
 }
 
+int64_t coop_mm_zero_diagonal(const coop_mm_matrix *m) {
+  for (int64_t r = 0; r < m->row_hi - m->row_lo; r++) {
+    double d = 0.0;
+    for (int64_t j = m->rowptr[r]; j < m->rowptr[r + 1]; j++)
+      if (m->colind[j] == m->row_lo + r) d = m->val[j];
+    if (d == 0.0) return m->row_lo + r;
+  }
+  return -1;
+}
+
 void coop_mm_free(coop_mm_matrix *m) {
   if (!m) return;
   free(m->rowptr);

@@ -20,6 +20,10 @@ typedef struct {
   int64_t announced; /* entries the size line announced */
 } coop_mm_matrix;
 
+/* The first kept row (global, 0-based) whose diagonal entry is zero or
+ * missing, or -1. */
+int64_t coop_mm_zero_diagonal(const coop_mm_matrix *m);
+
 /* Size line of a coordinate matrix file: rows, cols, announced entries. Checks the
  * banner and size line as coop_mm_read does (square, count the file can hold). */
 int coop_mm_read_size(const char *path, int64_t *nrows, int64_t *ncols, int64_t *announced);

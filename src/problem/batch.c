@@ -496,21 +496,10 @@ static void fill_generated(const coop_batch_spec *sp, int64_t i, int64_t row0, i
   }
 }
 
-/* A zero or missing diagonal entry (row, 0-based) of matrix m, or -1. */
-static int64_t zero_diagonal(const coop_mm_matrix *m) {
-  for (int64_t r = 0; r < m->nrows; r++) {
-    double d = 0.0;
-    for (int64_t j = m->rowptr[r]; j < m->rowptr[r + 1]; j++)
-      if (m->colind[j] == r) d = m->val[j];
-    if (d == 0.0) return r;
-  }
-  return -1;
-}
-
 static int read_matrix(const coop_batch_spec *sp, int64_t i, coop_mm_matrix *m) {
   const int rc = coop_mm_read(sp->matrix[i], 0, -1, m);
   if (rc) return entry_error(sp, i, rc);
-  const int64_t bad = sp->method == COOP_BATCH_JACOBI || sp->pc ? zero_diagonal(m) : -1;
+  const int64_t bad = sp->method == COOP_BATCH_JACOBI || sp->pc ? coop_mm_zero_diagonal(m) : -1;
   if (bad >= 0)
     return coop_error_input("%s entry %lld: %s: row %lld has a zero or missing diagonal entry, so "
                             "%s does not exist (use solver.name = cg with solver.pc = none)",

@@ -194,14 +194,8 @@ int coop_linsys_check(const coop_linsys *ls, const coop_comm *c, const coop_conf
   COOP_CHECK(coop_comm_agree(c, rc));
   if (strcmp(coop_config_str(cfg, "solver.pc"), "jacobi") != 0) return 0;
   /* the first row of all ranks without a diagonal entry (krylov.c's message) */
-  const coop_mm_matrix *m = &ls->mm;
-  long long first = LLONG_MAX;
-  for (int64_t r = 0; r < ls->n && first == LLONG_MAX; r++) {
-    double d = 0.0;
-    for (int64_t j = m->rowptr[r]; j < m->rowptr[r + 1]; j++)
-      if (m->colind[j] == ls->row_lo + r) d = m->val[j];
-    if (d == 0.0) first = (long long)(ls->row_lo + r);
-  }
+  const int64_t bad = coop_mm_zero_diagonal(&ls->mm);
+  long long first = bad < 0 ? LLONG_MAX : (long long)bad;
   COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_LONG_LONG, MPI_MIN, c->world));
   if (first == LLONG_MAX) return 0;
   rc = c->rank == 0 ? coop_error_input("solver.pc = jacobi: row %lld of the matrix has a zero or missing diagonal "
