@@ -31,6 +31,32 @@ coop_require_gpu() {
   "$COOPSOLVE" --version | grep -q '^GPUs visible: [1-9]' || { echo "SKIP: no GPU visible"; exit 77; }
 }
 
+# The GPU suites run in tiers. make check runs the quick tier (COOP_GPU_TIER
+# unset or quick): the cases a suite names in $QUICK, one per mode, precision
+# and solver. make check-gpu-full runs every case (COOP_GPU_TIER=full) in
+# parts, COOP_GPU_PART=K/N taking the K-th of every N cases in order.
+# COOP_GPU_CASES, an extended regular expression, picks cases by name instead.
+# coop_gpu_case NAME: status 0 where the case runs; it then times itself and
+# coop_gpu_done prints its name and seconds.
+coop_gpu_n=0
+coop_gpu_case() {
+  coop_gpu_n=$((coop_gpu_n + 1))
+  coop_gpu_t0=$(date +%s)
+  if [ -n "${COOP_GPU_CASES:-}" ]; then
+    echo "$1" | grep -Eq "^(${COOP_GPU_CASES})$"
+    return
+  fi
+  case ${COOP_GPU_TIER:-quick} in
+    quick) case " $QUICK " in *" $1 "*) return 0 ;; esac; return 1 ;;
+    full)
+      coop_gpu_k=${COOP_GPU_PART:-1/1}
+      coop_gpu_m=${coop_gpu_k#*/} coop_gpu_k=${coop_gpu_k%/*}
+      [ $(((coop_gpu_n - 1) % coop_gpu_m + 1)) -eq "$coop_gpu_k" ] ;;
+    *) fail "COOP_GPU_TIER = $COOP_GPU_TIER: quick or full" ;;
+  esac
+}
+coop_gpu_done() { echo "case $1: $(($(date +%s) - coop_gpu_t0)) s"; }
+
 coop_python() {
   for py in python3 /usr/bin/python3; do
     if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import h5py, numpy' 2>/dev/null; then

@@ -66,17 +66,19 @@ resident_check() { # log
 # COOP_GPU_HALOS: the 2-rank halo transports to compare (default all of
 # mpi ipc ipc-host and nccl where built), e.g. to run the suite in two parts
 HALOS=${COOP_GPU_HALOS:-mpi ipc ipc-host $NCCL}
-# COOP_GPU_CASES: an extended regular expression; only the comparisons whose
-# names match run (default all), e.g. to rerun a few after a kernel change;
-# "tail" names the checks after them (sync = auto, refusals, checkpoints)
-wanted() { echo "$1" | grep -Eq "^(${COOP_GPU_CASES:-.*})$"; }
+# cases by tier (tests/common.sh: coop_gpu_case); "tail" names the checks
+# after the comparisons (sync = auto, refusals, checkpoints)
+QUICK="g2d g2d-odd g2d-fp32 g3d g3d-ycut-fp32 g2d-queue g2d-pair g3d-pair g2d-pair-ranks g2d-r8 g2d-d4-odd
+  g2d-smem-fp64 g2d-smem-fp32 conv tail"
+RAN=
 # COOP_GPU_RANKS: the rank counts to compare at (default "1 2"), e.g. 1 alone
 # to recheck a kernel that only a rank alone runs
 RANKS=${COOP_GPU_RANKS:-1 2}
 compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
   name=$1
   shift
-  wanted "$name" || return 0
+  coop_gpu_case "$name" || return 0
+  RAN="$RAN $name "
   solve "$name-host" 1 host auto "$@"
   for n in $RANKS; do
     for sync in launch graph grid; do
@@ -113,6 +115,7 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
     done
   done
   echo "$name: every mode agrees with host"
+  coop_gpu_done "$name"
 }
 
 fixed="--set solver.rtol=0 --set solver.max_iter=300 --set solver.check_every=50"
@@ -261,13 +264,13 @@ compare g2d-groups4 --set solver.rtol=0 --set solver.max_iter=41 --set solver.ch
 TOL=1e-5 compare g2d-groups8-fp32 --set solver.rtol=0 --set solver.max_iter=40 --set solver.check_every=3 \
   --set grid.nx=200 --set grid.ny=5999 --set grid.ghost=3 --set solver.precision=fp32
 TOL=1e-5 compare g2d-wide-fp32 $fixed --set grid.nx=1500 --set grid.ny=299 --set solver.precision=fp32
-if wanted g2d-wide-fp32; then
+case $RAN in *" g2d-wide-fp32 "*)
   solve g2d-wide-fp32-stream 1 cuda grid $fixed --set grid.nx=1500 --set grid.ny=299 --set solver.precision=fp32 \
     --set run.resident=false
   RESIDENT=0 resident_check "$TMP/g2d-wide-fp32-stream.log"
   $PY "$H5CHECK" same "$TMP/g2d-wide-fp32-launch-1-mpi.h5" "$TMP/g2d-wide-fp32-stream.h5" ||
-    fail "run.resident = false: not bit-identical to launch"
-fi
+    fail "run.resident = false: not bit-identical to launch" ;;
+esac
 # several sweeps between grid barriers (run.resident_depth), each block
 # recomputing rows of its neighbours' bands: 4 with bands of 5-6 rows in
 # 3 groups of 1-2 (the rows sent spanning groups) and a last round cut short
@@ -356,7 +359,7 @@ sys.exit(0 if ok else 1)
 PYEOF
 done
 
-if wanted tail; then
+if coop_gpu_case tail; then
 # sync = auto: the persistent grid wherever cooperative launch works, but
 # one launch per step for boxes above 2^22 points with neighbours and deep
 # halos (bench/results/2026-11-30-h200x2-stencil.md)
@@ -423,5 +426,6 @@ if coop_mpirun 1 "$COOPSOLVE" --backend cuda --set run.sync=grid "$INPUTS/quicks
   fail "a launch-mode checkpoint was resumed in grid mode"
 fi
 grep -q "run.sync = launch" "$TMP/mixed.log" || { cat "$TMP/mixed.log"; fail "no run.sync message"; }
+coop_gpu_done tail
 fi
-echo "gpu: all cases passed"
+echo "gpu: all cases passed (tier ${COOP_GPU_TIER:-quick} ${COOP_GPU_PART:-})"
