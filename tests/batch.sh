@@ -7,6 +7,11 @@
 #   - each generated problem is the one the README defines, rebuilt here from
 #     (seed, i) with numpy: its residual is what the file says it is;
 #   - b = A*1 matrix problems come out as x = 1, a given b file as its x;
+#   - batch.matrix_list: the same batch under paths batch.matrices cannot
+#     take (',', ':', '#', blanks, quotes) solves the same, its paths relative to
+#     the list file wherever the run starts; each bad list is exit 2 with one
+#     message naming LIST:LINE (or the key), and no output replaces the list or
+#     a file it names;
 #   - a larger shift converges faster; --dry-run writes nothing; a failing
 #     rank stops all (status 1, one message, no file);
 #   - SIGTERM: the problems solved so far are written, the others with reason
@@ -174,6 +179,92 @@ coop_expect_input_error "$TMP" 2 "output.file = tri.mtx (from --set): tri.mtx wo
 coop_expect_input_error "$TMP" 1 "output.file = tri_b.mtx (from --set): tri_b.mtx would replace tri_b.mtx" "" m.ini \
   --set "batch.matrices=tri.mtx:tri_b.mtx" --output tri_b.mtx
 cmp -s "$TMP/tri.mtx" "$TMP/tri_keep.mtx" || fail "$what: tri.mtx changed"
+# ---- batch.matrix_list: m.ini's batch under names batch.matrices cannot take
+# (',', ':', '#', blanks, a quote, a backslash), relative to the list's folder ----
+L=$TMP/lists W="$TMP/lists/d, x:y #z"
+mkdir -p "$W" "$TMP/far"
+cp "$DATA/nos6.mtx" "$W/nos6 copy.mtx"
+cp "$DATA/494_bus.mtx" "$L/bus,1:#.mtx"
+cp "$TMP/tri.mtx" "$W/tri \"q\".mtx"
+cp "$TMP/tri_b.mtx" "$L/tri_b\\x#.mtx"
+{
+  printf '# m.ini'"'"'s batch; CRLF, blank and comment lines\r\n\r\n'
+  printf '  "d, x:y #z/nos6 copy.mtx"\r\n'
+  printf '%s\n' "$L/bus,1:#.mtx"
+  printf '\t"d, x:y #z/tri \\"q\\".mtx"\t tri_b\\x#.mtx\n'
+} >"$L/set.list"
+ini ml '[batch]|matrix_list = lists/set.list|[solver]|name = cg|pc = jacobi|rtol = 1e-12|max_iter = 5000'
+for n in 1 2; do
+  run $n ml-$n ml.ini
+  check same "$TMP/m-1.h5" "$TMP/ml-$n.h5"
+done
+# started from another folder: the list's paths stay relative to the list
+(cd "$TMP/far" && coop_mpirun 2 "$COOPSOLVE" --backend host ../ml.ini --set batch.matrix_list=../lists/set.list \
+  --output ml-far.h5 >"$TMP/far.out" 2>&1) || { cat "$TMP/far.out"; fail "matrix_list from another folder: exit $?"; }
+check same "$TMP/m-1.h5" "$TMP/far/ml-far.h5"
+# --dry-run reads the list too
+(cd "$TMP" && coop_mpirun 2 "$COOPSOLVE" --backend host ml.ini --dry-run >"$TMP/mldry.out" 2>&1) ||
+  { cat "$TMP/mldry.out"; fail "matrix_list dry run: exit $?"; }
+grep -q '^# batch: 3 Matrix Market files' "$TMP/mldry.out" || { cat "$TMP/mldry.out"; fail "matrix_list dry run"; }
+
+# each bad list is exit 2 with one message naming LIST:LINE (or the key), at 1 and 2 ranks
+mkdir -p "$TMP/ml/sub"
+ini mle '[batch]|matrix_list = set.list|[solver]|name = cg'
+printf 'a.mtx\n\n"b c.mtx" b.mtx c.mtx\n' >"$TMP/ml/many.list"
+printf '# open\n"b c.mtx b.mtx\n' >"$TMP/ml/open.list"
+printf '# nothing\r\n\r\n  \t\n' >"$TMP/ml/empty.list"
+printf '%s\nmissing.mtx\n' "$DATA/nos6.mtx" >"$TMP/ml/sub/lost.list"
+# the right-hand side of line 2 is read by rank 1 (LPT gives nos6 to rank 0): still one message
+printf '%s\n%s nob.mtx\n' "$DATA/nos6.mtx" "$DATA/LFAT5.mtx" >"$TMP/ml/sub/lostb.list"
+for n in 1 2; do
+  what="matrix_list: too many fields ($n ranks)"
+  coop_expect_input_error "$TMP/ml" $n "many.list:3: too many fields" "" ../mle.ini --set batch.matrix_list=many.list
+  what="matrix_list: unterminated quote ($n ranks)"
+  coop_expect_input_error "$TMP/ml" $n "open.list:2: unterminated quote" "" ../mle.ini --set batch.matrix_list=open.list
+  what="matrix_list: no problems ($n ranks)"
+  coop_expect_input_error "$TMP/ml" $n "empty.list: no matrices" "" ../mle.ini --set batch.matrix_list=empty.list
+  what="matrix_list: no list file ($n ranks)"
+  coop_expect_input_error "$TMP/ml" $n \
+    "--set batch.matrix_list=gone.list: cannot read the matrix list: No such file or directory" "" ../mle.ini \
+    --set batch.matrix_list=gone.list
+  what="matrix_list: a matrix that does not exist ($n ranks)"
+  coop_expect_input_error "$TMP/ml" $n "sub/lost.list:2: sub/missing.mtx: cannot open" "" ../mle.ini \
+    --set batch.matrix_list=sub/lost.list
+  what="matrix_list: a right-hand side that does not exist ($n ranks)"
+  coop_expect_input_error "$TMP/ml" $n "sub/lostb.list:2: sub/nob.mtx: cannot open" "" ../mle.ini \
+    --set batch.matrix_list=sub/lostb.list
+  what="matrix_list with batch.matrices ($n ranks)"
+  coop_expect_input_error "$TMP/ml" $n \
+    "batch.matrices (from --set) and batch.matrix_list (from ../mle.ini:2) both name the matrices" "" ../mle.ini \
+    --set batch.matrices=a.mtx
+done
+what="matrix_list: a missing matrix, --dry-run"
+coop_expect_input_error "$TMP/ml" 2 "sub/lost.list:2: sub/missing.mtx: cannot open" "" ../mle.ini \
+  --set batch.matrix_list=sub/lost.list --dry-run
+what="matrix_list with a generator key"
+coop_expect_input_error "$TMP/ml" 2 "batch.count = 3 (from --set) applies to generated problems, not to batch.matrix_list" \
+  "" ../mle.ini --set batch.count=3
+what="matrix_list with heat"
+coop_expect_input_error "$TMP/ml" 2 \
+  "solver.name = heat (from --set) steps generated problems only: batch.matrix_list (from ../mle.ini:2)" "" \
+  ../mle.ini --set solver.name=heat
+# an output never replaces the list file, nor a file it names
+cp "$L/set.list" "$TMP/set_keep.list"
+for n in 1 2; do
+  what="output over the matrix list ($n ranks)"
+  coop_expect_input_error "$TMP" $n \
+    "output.file = lists/set.list (from --set): lists/set.list would replace lists/set.list, which this run reads" \
+    "" ml.ini --output lists/set.list
+done
+what="output over a matrix of the list"
+coop_expect_input_error "$TMP" 2 \
+  "output.file = lists/bus,1:#.mtx (from --set): lists/bus,1:#.mtx would replace $L/bus,1:#.mtx" "" \
+  ml.ini --output 'lists/bus,1:#.mtx'
+what="output over a right-hand side of the list"
+coop_expect_input_error "$TMP" 1 "output.file = lists/tri_b\\x#.mtx (from --set): " "" ml.ini --output 'lists/tri_b\x#.mtx'
+cmp -s "$L/set.list" "$TMP/set_keep.list" || fail "output over the matrix list: it changed"
+cmp -s "$L/tri_b\\x#.mtx" "$TMP/tri_b.mtx" || fail "output over a right-hand side of the list: it changed"
+
 # the project's own checker takes batch files (generated, from matrices, without solutions)
 for name in sh nosol mj; do
   "$PY" "$H5CHECK" layout "$TMP/$name.h5" || fail "h5check layout $name.h5"

@@ -1,11 +1,17 @@
 /* Batches: the generator (determinism, ranges, problem i the same at any rank
  * count, the stencil it builds), the dealing (every problem once, balance),
  * heat's time steps (limit, t_end, overflow, the initial field), and the host
- * solvers against answers worked out by hand. */
+ * solvers against answers worked out by hand; the matrix list's lines and the
+ * spec read from a list file. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <math.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/backend.h"
 #include "core/error.h"
@@ -619,6 +625,112 @@ static void test_levels(void) {
   coop_batch_free(&bt);
 }
 
+/* One line of a matrix list: n paths a and b, or (n < 0) an error saying a. */
+static void list_line(const char *text, int n, const char *a, const char *b) {
+  char buf[256], *f[2] = {NULL, NULL};
+  const char *why = NULL;
+  snprintf(buf, sizeof buf, "%s", text);
+  const int got = coop_batch_list_line(buf, f, &why);
+  CU_ASSERT_EQUAL(got, n);
+  if (got != n) fprintf(stderr, "list line '%s': %d paths, not %d (%s)\n", text, got, n, why ? why : "");
+  if (got != n) return;
+  if (n < 0) CU_ASSERT_PTR_NOT_NULL(strstr(why, a));
+  if (n >= 1) CU_ASSERT_STRING_EQUAL(f[0], a);
+  if (n == 2) CU_ASSERT_STRING_EQUAL(f[1], b);
+}
+
+static void test_list_line(void) {
+  /* nothing: blank lines, comments, CRLF */
+  list_line("", 0, NULL, NULL);
+  list_line("\r\n", 0, NULL, NULL);
+  list_line(" \t \r\n", 0, NULL, NULL);
+  list_line("  \t# a comment \"with a quote\" and three fields\n", 0, NULL, NULL);
+  /* unquoted paths take ',', ':', '#', '\' and a CR that does not end the line as they are */
+  list_line("A.mtx\r\n", 1, "A.mtx", NULL);
+  list_line("\t A.mtx  b.mtx \r\n", 2, "A.mtx", "b.mtx");
+  list_line("a,b:c#d.mtx #e:f,g.mtx", 2, "a,b:c#d.mtx", "#e:f,g.mtx");
+  list_line("back\\slash.mtx", 1, "back\\slash.mtx", NULL);
+  list_line("mid\rcr.mtx\n", 1, "mid\rcr.mtx", NULL);
+  /* quoted: blanks, a leading '#', \" and \\ */
+  list_line("\"a b.mtx\"\t\"c\\\\d \\\"e\\\".mtx\"\r\n", 2, "a b.mtx", "c\\d \"e\".mtx");
+  list_line("\"#x.mtx\"", 1, "#x.mtx", NULL);
+  list_line("a.mtx \"b, c.mtx\"\n", 2, "a.mtx", "b, c.mtx");
+  list_line("\"\\\"\"", 1, "\"", NULL);
+  /* errors */
+  list_line("a b c", -1, "too many fields", NULL);
+  list_line("a.mtx # a note", -1, "too many fields", NULL);
+  list_line("\"a b.mtx\n", -1, "unterminated quote", NULL);
+  list_line("\"a\\\"", -1, "unterminated quote", NULL);
+  list_line("\"a\"b c", -1, "text right after a closing quote", NULL);
+  list_line("a\"b\"", -1, "a double quote inside an unquoted path", NULL);
+  list_line("a.mtx \"\"", -1, "an empty path", NULL);
+  list_line("\"a\\nb\"", -1, "a backslash in a quoted path escapes only", NULL);
+}
+
+static void put(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A list file read into the spec (no MPI): paths relative to its folder,
+ * its lines, b from a vector file; a bad list names LIST:LINE. */
+static void test_list_spec(void) {
+  char dir[] = "/tmp/coop-test-batch-XXXXXX", sub[64], text[512], want[512];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  snprintf(sub, sizeof sub, "%s/s", dir);
+  CU_ASSERT_EQUAL_FATAL(mkdir(sub, 0700), 0);
+  put(sub, "a,b:c #1.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 4\n2 2 5\n");
+  put(sub, "p.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 1\n3 3 1\n");
+  put(sub, "b.mtx", "%%MatrixMarket matrix array real general\n2 1\n8\n10\n");
+  snprintf(text, sizeof text, "# c\r\n\r\n\"a,b:c #1.mtx\" b.mtx\r\n%s/p.mtx\n", sub);
+  put(sub, "l.list", text);
+  put(sub, "bad.list", "p.mtx\n  \"p.mtx\n");
+  put(sub, "none.list", "# none\n");
+  coop_batch_spec sp;
+  snprintf(text, sizeof text, "[batch]\nmatrix_list = %s/l.list\n[solver]\nname = cg\n", sub);
+  spec_of(text, &sp);
+  CU_ASSERT_EQUAL_FATAL(sp.count, 2);
+  snprintf(want, sizeof want, "%s/a,b:c #1.mtx", sub);
+  CU_ASSERT_STRING_EQUAL(sp.matrix[0], want);
+  snprintf(want, sizeof want, "%s/b.mtx", sub);
+  CU_ASSERT_STRING_EQUAL(sp.rhs[0], want);
+  snprintf(want, sizeof want, "%s/p.mtx", sub);
+  CU_ASSERT_STRING_EQUAL(sp.matrix[1], want);
+  CU_ASSERT_PTR_NULL(sp.rhs[1]);
+  CU_ASSERT(sp.line[0] == 3 && sp.line[1] == 4 && sp.rows[0] == 2 && sp.rows[1] == 3 && sp.total_rows == 5);
+  const int32_t owner[2] = {0, 0};
+  coop_batch bt;
+  CU_ASSERT_EQUAL_FATAL(coop_batch_build(&sp, owner, 0, &bt), 0);
+  CU_ASSERT(bt.b[0] == 8 && bt.b[1] == 10 && bt.b[2] == 1 && bt.val[1] == 5); /* b from b.mtx, then A*1 */
+  coop_batch_free(&bt);
+  coop_batch_spec_destroy(&sp);
+  snprintf(text, sizeof text, "[batch]\nmatrix_list = %s/bad.list\n[solver]\nname = cg\n", sub);
+  snprintf(want, sizeof want, "%s/bad.list:2: unterminated quote", sub);
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error(text), want));
+  snprintf(text, sizeof text, "[batch]\nmatrix_list = %s/none.list\n[solver]\nname = cg\n", sub);
+  snprintf(want, sizeof want, "%s/none.list: no matrices", sub);
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error(text), want));
+  snprintf(text, sizeof text, "[batch]\nmatrix_list = %s/gone.list\n[solver]\nname = cg\n", sub);
+  snprintf(want, sizeof want, "t.ini:2: batch.matrix_list = %s/gone.list: cannot read the matrix list", sub);
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error(text), want));
+  snprintf(text, sizeof text, "[batch]\nmatrices = x.mtx\nmatrix_list = %s/l.list\n[solver]\nname = cg\n", sub);
+  CU_ASSERT_PTR_NOT_NULL(strstr(spec_error(text), "batch.matrices (from t.ini:2) and batch.matrix_list (from "
+                                                  "t.ini:3) both name the matrices"));
+  coop_error_clear();
+  for (const char *const *f = (const char *const[]){"a,b:c #1.mtx", "p.mtx", "b.mtx", "l.list", "bad.list",
+                                                     "none.list", NULL};
+       *f; f++) {
+    snprintf(want, sizeof want, "%s/%s", sub, *f);
+    unlink(want);
+  }
+  rmdir(sub);
+  rmdir(dir);
+}
+
 int main(int argc, char **argv) {
   static const coop_unit_test tests[] = {
       {"generator: determinism", test_determinism},
@@ -638,6 +750,8 @@ int main(int argc, char **argv) {
       {"dispatch", test_dispatch},
       {"GPU order: estimated work, ragged", test_work},
       {"GPU order: levels of split rows", test_levels},
+      {"matrix list: one line", test_list_line},
+      {"matrix list: the spec from a list file", test_list_spec},
   };
   MPI_Init(&argc, &argv);
   const int rc = coop_unit_run("batch", tests, sizeof tests / sizeof *tests);

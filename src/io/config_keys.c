@@ -142,7 +142,7 @@ static const coop_key_info keys[] = {
     /* a [batch] section makes the input a batch run: many small independent
      * systems, no [grid] or [problem] (problem/batch.h) */
     KEY_INT("batch", "count", "1", 1, 2147483647.0,
-            "number of generated problems B (not with batch.matrices)"),
+            "number of generated problems B (not with batch.matrices or batch.matrix_list)"),
     KEY_INT("batch", "dim", "2", 2, 3,
             "generated problems: -lap(u) + s u = f (heat: u_t = alpha (f - (-lap(u) + s u))) on "
             "the unit square (2) or cube (3)"),
@@ -160,6 +160,9 @@ static const coop_key_info keys[] = {
     KEY_STRING("batch", "matrices", "none",
                "instead of generated problems: comma-separated Matrix Market files, each A.mtx "
                "or A.mtx:b.mtx (b a vector file; without one b = A*1, so x = 1 is exact)"),
+    KEY_STRING("batch", "matrix_list", "none",
+               "instead of batch.matrices, for any path: a file with one problem per line, A.mtx "
+               "or A.mtx b.mtx, relative to its folder (\"quoted\" with blanks; # starts a comment line)"),
 };
 
 const coop_key_info *coop_config_keys(size_t *n) {

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
+#include "io/files.h"
 #include "io/mm.h"
 
 /* ---- messages ------------------------------------------------------------- */
@@ -261,11 +263,243 @@ static int parse_matrices(coop_batch_spec *sp, const coop_config *cfg) {
   return 0;
 }
 
-/* An input error from the Matrix Market reader, prefixed with the key and the entry. */
+/* ---- batch.matrix_list ---------------------------------------------------- */
+
+static int blank(char ch) { return ch == ' ' || ch == '\t'; }
+
+/* The quoted path at p (its opening quote), unescaped in place from p; *end:
+ * just past the closing quote. NULL with *why when malformed. */
+static char *quoted(char *p, char **end, const char **why) {
+  char *out = p, *q = p + 1;
+  for (; *q != '"'; q++) {
+    if (!*q) return *why = "unterminated quote: a quoted path ends at the next \" (write \\\" for a "
+                           "quote and \\\\ for a backslash inside it)", NULL;
+    if (*q == '\\' && q[1] != '"' && q[1] != '\\')
+      return *why = "a backslash in a quoted path escapes only \" or \\ (write \\\\ for a backslash)", NULL;
+    if (*q == '\\') q++;
+    *out++ = *q;
+  }
+  *end = q + 1;
+  if (out == p) return *why = "an empty path \"\"", NULL;
+  if (**end && !blank(**end))
+    return *why = "text right after a closing quote (blanks separate the paths)", NULL;
+  *out = '\0'; /* out < *end: the character there is still to be read */
+  return p;
+}
+
+int coop_batch_list_line(char *line, char *field[2], const char **why) {
+  size_t len = strlen(line);
+  if (len && line[len - 1] == '\n') line[--len] = '\0';
+  if (len && line[len - 1] == '\r') line[--len] = '\0';
+  char *p = line;
+  while (blank(*p)) p++;
+  if (*p == '#') return 0;
+  int n = 0;
+  while (*p) {
+    if (n == 2) {
+      *why = "too many fields: expected A.mtx or A.mtx b.mtx (a path with blanks goes in double quotes; "
+             "only a line that starts with # is a comment)";
+      return -1;
+    }
+    char *end = p;
+    if (*p == '"') {
+      if (!(field[n] = quoted(p, &end, why))) return -1;
+    } else {
+      field[n] = p;
+      for (; *end && !blank(*end); end++)
+        if (*end == '"') {
+          *why = "a double quote inside an unquoted path (quote the whole path and write \\\" for the quote)";
+          return -1;
+        }
+    }
+    n++;
+    p = end;
+    if (*p) *p++ = '\0'; /* a blank: the end of an unquoted path */
+    while (blank(*p)) p++;
+  }
+  return n;
+}
+
+/* Length of the list file's folder, its final '/' included (0: the working folder). */
+static size_t folder_len(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? (size_t)(slash - path) + 1 : 0;
+}
+
+/* Room taken and held in sp->list (bytes) and sp->line (entries) while the list is read. */
+typedef struct {
+  size_t used, room;
+  int64_t lines;
+} list_room;
+
+/* Append the paths of the list's line to sp->list ("A\0b\0", an empty b: none;
+ * a relative path joined to the list file's folder) and the line to sp->line. */
+static int add_entry(coop_batch_spec *sp, list_room *r, int64_t line, char *const field[2], int n) {
+  const size_t dlen = folder_len(sp->list_file);
+  size_t need = 2;
+  for (int k = 0; k < n; k++) need += (field[k][0] == '/' ? 0 : dlen) + strlen(field[k]);
+  if (sp->count == INT32_MAX) /* the broadcasts count entries in an int */
+    return coop_error_input("%s:%lld: more than %d matrices", sp->list_file, (long long)line, INT32_MAX);
+  if (r->used + need > r->room) {
+    char *t = realloc(sp->list, 2 * (r->used + need));
+    if (!t) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+    sp->list = t, r->room = 2 * (r->used + need);
+  }
+  if (sp->count == r->lines) {
+    int64_t *l = realloc(sp->line, (size_t)(2 * r->lines + 16) * sizeof *l);
+    if (!l) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+    sp->line = l, r->lines = 2 * r->lines + 16;
+  }
+  for (int k = 0; k < 2; k++) {
+    const size_t d = k < n && field[k][0] != '/' ? dlen : 0, len = k < n ? strlen(field[k]) : 0;
+    memcpy(sp->list + r->used, sp->list_file, d);
+    memcpy(sp->list + r->used + d, k < n ? field[k] : "", len + 1);
+    r->used += d + len + 1;
+  }
+  sp->line[sp->count++] = line;
+  return 0;
+}
+
+/* The list file could not be opened: say so after the key that names it. */
+static int open_error(const coop_config *cfg, const char *path) {
+  const char *m = coop_error_message();
+  const size_t n = strlen(path); /* coop_file_open_input says "PATH: cannot read ...": the key names PATH */
+  char *msg = strdup(strncmp(m, path, n) == 0 && strncmp(m + n, ": ", 2) == 0 ? m + n + 2 : m);
+  const int rc = key_error(cfg, "batch.matrix_list", "%s", msg ? msg : "cannot read the matrix list");
+  free(msg);
+  return rc;
+}
+
+/* Rank 0: every line of the list file into sp->list and sp->line. */
+static int read_list(coop_batch_spec *sp, const coop_config *cfg) {
+  int fd;
+  if (coop_file_open_input(sp->list_file, "the matrix list", &fd)) return open_error(cfg, sp->list_file);
+  FILE *f = fdopen(fd, "r");
+  if (!f) {
+    const int e = errno;
+    close(fd);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "fdopen %s: %s", sp->list_file, strerror(e));
+  }
+  char *buf = NULL, *field[2];
+  size_t cap = 0;
+  list_room room = {0, 0, 0};
+  int64_t line = 0;
+  ssize_t got;
+  int rc = 0;
+  while (!rc && (got = getline(&buf, &cap, f)) >= 0) {
+    const char *why = NULL;
+    const int n = strlen(buf) == (size_t)got ? coop_batch_list_line(buf, field, &why) : -1;
+    line++;
+    if (n < 0) /* no why: a NUL byte */
+      rc = coop_error_input("%s:%lld: %s", sp->list_file, (long long)line, why ? why : "a NUL byte: not text");
+    else if (n > 0) rc = add_entry(sp, &room, line, field, n);
+  }
+  if (!rc && ferror(f))
+    rc = coop_error_input("%s: cannot read the matrix list: %s", sp->list_file, strerror(errno));
+  if (!rc && sp->count == 0)
+    rc = coop_error_input("%s: no matrices: expected a line A.mtx or A.mtx b.mtx per problem (blank lines "
+                          "and lines that start with # are skipped)", sp->list_file);
+  free(buf);
+  fclose(f);
+  return rc;
+}
+
+/* sp->matrix and sp->rhs for sp->count entries, filled from sp->list by index_list. */
+static int alloc_index(coop_batch_spec *sp) {
+  sp->matrix = calloc((size_t)sp->count + 1, sizeof *sp->matrix);
+  sp->rhs = calloc((size_t)sp->count + 1, sizeof *sp->rhs);
+  return sp->matrix && sp->rhs ? 0 : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+}
+
+/* Bytes of sp->list when index is 0, else the paths pointed at. */
+static size_t index_list(coop_batch_spec *sp, int index) {
+  char *p = sp->list;
+  for (int64_t i = 0; i < sp->count; i++) {
+    if (index) sp->matrix[i] = p;
+    p += strlen(p) + 1;
+    if (index) sp->rhs[i] = *p ? p : NULL;
+    p += strlen(p) + 1;
+  }
+  return (size_t)(p - sp->list);
+}
+
+/* Rank 0: the output replaces neither the list file nor a file it names. */
+static int list_spares(const coop_batch_spec *sp, const coop_config *cfg) {
+  const char *path = coop_config_str(cfg, "output.file"), *origin = coop_config_origin(cfg, "output.file");
+  const char *list[1] = {sp->list_file};
+  int rc = coop_output_spares(path, 0, list, 1, "output.file = %s (from %s)", path, origin);
+  for (int64_t i = 0; i < sp->count && !rc; i++) {
+    const char *f[2] = {sp->matrix[i], sp->rhs[i]};
+    rc = coop_output_spares(path, 0, f, 2, "output.file = %s (from %s)", path, origin);
+  }
+  return rc;
+}
+
+/* Rank 0's list to the others. */
+static int share_list(coop_batch_spec *sp, const coop_comm *c) {
+  int64_t head[2] = {sp->count, c->rank ? 0 : (int64_t)index_list(sp, 0)};
+  COOP_MPI(MPI_Bcast(head, 2, MPI_INT64_T, 0, c->world));
+  int local = 0;
+  if (c->rank) {
+    sp->count = head[0];
+    sp->list = malloc((size_t)head[1]);
+    sp->line = malloc((size_t)sp->count * sizeof *sp->line);
+    local = sp->list && sp->line ? alloc_index(sp) : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  }
+  COOP_CHECK(coop_comm_agree(c, local));
+  for (int64_t off = 0; off < head[1]; off += INT32_MAX) {
+    const int n = head[1] - off < INT32_MAX ? (int)(head[1] - off) : INT32_MAX;
+    COOP_MPI(MPI_Bcast(sp->list + off, n, MPI_CHAR, 0, c->world));
+  }
+  COOP_MPI(MPI_Bcast(sp->line, (int)sp->count, MPI_INT64_T, 0, c->world));
+  if (c->rank) index_list(sp, 1);
+  return 0;
+}
+
+/* batch.matrix_list: rank 0 reads the file and checks the output against it,
+ * then tells the others (c NULL: no MPI). local: this rank's status so far,
+ * agreed first so that no rank waits in a broadcast another one never reaches. */
+static int matrix_list(coop_batch_spec *sp, const coop_config *cfg, const coop_comm *c, int local) {
+  if (!local && !(sp->list_file = strdup(coop_config_str(cfg, "batch.matrix_list"))))
+    local = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if (!local && (!c || c->rank == 0)) {
+    local = read_list(sp, cfg);
+    if (!local) local = alloc_index(sp);
+    if (!local) index_list(sp, 1);
+    if (!local) local = list_spares(sp, cfg);
+  }
+  if (!c) return local;
+  COOP_CHECK(coop_comm_agree(c, local)); /* rank 0 tells the user why */
+  return share_list(sp, c);
+}
+
+/* An input error about entry i: "WHERE entry N: msg" (batch.matrices) or
+ * "LIST:LINE: msg" (batch.matrix_list). */
+static int entry_input(const coop_batch_spec *sp, int64_t i, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int entry_input(const coop_batch_spec *sp, int64_t i, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (msg) {
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  const char *text = msg ? msg : fmt;
+  const int rc = sp->line ? coop_error_input("%s:%lld: %s", sp->list_file, (long long)sp->line[i], text)
+                          : coop_error_input("%s entry %lld: %s", sp->where, (long long)i + 1, text);
+  free(msg);
+  return rc;
+}
+
+/* An input error from the Matrix Market reader, prefixed with the entry. */
 static int entry_error(const coop_batch_spec *sp, int64_t i, int rc) {
   if (rc != COOP_ERR_INPUT) return rc;
   char *msg = strdup(coop_error_message());
-  rc = coop_error_input("%s entry %lld: %s", sp->where, (long long)i + 1, msg ? msg : "");
+  rc = entry_input(sp, i, "%s", msg ? msg : "");
   free(msg);
   return rc;
 }
@@ -275,9 +509,8 @@ static int read_size(const coop_batch_spec *sp, int64_t i, int64_t *rows, int64_
   const int rc = coop_mm_read_size(sp->matrix[i], &nr, &nc, &ann);
   if (rc) return entry_error(sp, i, rc);
   if (nr != nc || nr < 1 || nr > COOP_BATCH_MAX_ROWS)
-    return coop_error_input("%s entry %lld: %s: the matrix is %lld x %lld: expected square, with "
-                            "1 to %d rows", sp->where, (long long)i + 1, sp->matrix[i],
-                            (long long)nr, (long long)nc, COOP_BATCH_MAX_ROWS);
+    return entry_input(sp, i, "%s: the matrix is %lld x %lld: expected square, with 1 to %d rows",
+                       sp->matrix[i], (long long)nr, (long long)nc, COOP_BATCH_MAX_ROWS);
   *rows = nr;
   *nnz = ann <= INT64_MAX / 2 ? 2 * ann : INT64_MAX;
   return 0;
@@ -327,39 +560,53 @@ static int totals(coop_batch_spec *sp, const coop_config *cfg) {
 
 /* ---- the spec ------------------------------------------------------------- */
 
-/* batch.matrices replaces the generators: a generator key set beside it would be ignored. */
-static int matrices_only(const coop_config *cfg) {
+/* batch.matrices and batch.matrix_list replace the generators: a generator key
+ * set beside one would be ignored. */
+static int matrices_only(const coop_config *cfg, const char *key) {
   static const char *const gen[] = {"batch.count", "batch.dim", "batch.sizes", "batch.shift",
                                     "batch.rhs", "batch.seed"};
   for (size_t k = 0; k < sizeof gen / sizeof *gen; k++)
     if (!coop_config_is_default(cfg, gen[k]))
-      return coop_error_input("%s = %s (from %s) applies to generated problems, not to batch.matrices",
-                              gen[k], coop_config_text(cfg, gen[k]), coop_config_origin(cfg, gen[k]));
+      return coop_error_input("%s = %s (from %s) applies to generated problems, not to %s",
+                              gen[k], coop_config_text(cfg, gen[k]), coop_config_origin(cfg, gen[k]), key);
   return 0;
 }
 
-static int set_where(coop_batch_spec *sp, const coop_config *cfg) {
-  const char *origin = coop_config_origin(cfg, "batch.matrices");
-  const char *val = coop_config_str(cfg, "batch.matrices");
+static int set_where(coop_batch_spec *sp, const coop_config *cfg, const char *key) {
+  const char *origin = coop_config_origin(cfg, key);
+  const char *val = coop_config_str(cfg, key);
   const size_t n = strlen(origin) + strlen(val) + 64;
   if (!(sp->where = malloc(n))) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  if (strcmp(origin, "--set") == 0) snprintf(sp->where, n, "--set batch.matrices=%s:", val);
-  else snprintf(sp->where, n, "%s: batch.matrices", origin);
+  if (strcmp(origin, "--set") == 0) snprintf(sp->where, n, "--set %s=%s:", key, val);
+  else snprintf(sp->where, n, "%s: %s", origin, key);
   return 0;
+}
+
+/* The problems from Matrix Market files: batch.matrices or batch.matrix_list, not both. */
+static int matrices_from(coop_batch_spec *sp, const coop_config *cfg, const coop_comm *c) {
+  const int text = strcmp(coop_config_str(cfg, "batch.matrices"), "none") != 0;
+  const char *key = text ? "batch.matrices" : "batch.matrix_list";
+  if (text && strcmp(coop_config_str(cfg, "batch.matrix_list"), "none") != 0)
+    return coop_error_input("batch.matrices (from %s) and batch.matrix_list (from %s) both name the "
+                            "matrices: use one", coop_config_origin(cfg, "batch.matrices"),
+                            coop_config_origin(cfg, "batch.matrix_list"));
+  COOP_CHECK(matrices_only(cfg, key));
+  if (sp->method == COOP_BATCH_HEAT) /* no grid: no spacing to bound dt, no sine mode to start from */
+    return coop_error_input("solver.name = heat (from %s) steps generated problems only: %s "
+                            "(from %s) has no grid spacing to bound the time step; use batch.count, "
+                            "batch.sizes and batch.shift", coop_config_origin(cfg, "solver.name"), key,
+                            coop_config_origin(cfg, key));
+  if (!text) return matrix_list(sp, cfg, c, set_where(sp, cfg, key));
+  COOP_CHECK(set_where(sp, cfg, key));
+  return parse_matrices(sp, cfg);
 }
 
 static int spec_read(coop_batch_spec *sp, const coop_config *cfg, const coop_comm *c) {
   COOP_CHECK(parse_solver(sp, cfg));
   sp->seed = (uint64_t)coop_config_int(cfg, "batch.seed");
-  if (strcmp(coop_config_str(cfg, "batch.matrices"), "none") != 0) {
-    COOP_CHECK(matrices_only(cfg));
-    if (sp->method == COOP_BATCH_HEAT) /* no grid: no spacing to bound dt, no sine mode to start from */
-      return coop_error_input("solver.name = heat (from %s) steps generated problems only: batch.matrices "
-                              "(from %s) has no grid spacing to bound the time step; use batch.count, "
-                              "batch.sizes and batch.shift", coop_config_origin(cfg, "solver.name"),
-                              coop_config_origin(cfg, "batch.matrices"));
-    COOP_CHECK(set_where(sp, cfg));
-    COOP_CHECK(parse_matrices(sp, cfg));
+  if (strcmp(coop_config_str(cfg, "batch.matrices"), "none") != 0 ||
+      strcmp(coop_config_str(cfg, "batch.matrix_list"), "none") != 0) {
+    COOP_CHECK(matrices_from(sp, cfg, c));
   } else {
     sp->count = coop_config_int(cfg, "batch.count");
     sp->dim = (int)coop_config_int(cfg, "batch.dim");
@@ -391,6 +638,8 @@ void coop_batch_spec_destroy(coop_batch_spec *sp) {
   free(sp->matrix);
   free(sp->rhs);
   free(sp->where);
+  free(sp->list_file);
+  free(sp->line);
   free(sp->rows);
   free(sp->nnz);
   memset(sp, 0, sizeof *sp);
@@ -501,10 +750,9 @@ static int read_matrix(const coop_batch_spec *sp, int64_t i, coop_mm_matrix *m) 
   if (rc) return entry_error(sp, i, rc);
   const int64_t bad = sp->method == COOP_BATCH_JACOBI || sp->pc ? coop_mm_zero_diagonal(m) : -1;
   if (bad >= 0)
-    return coop_error_input("%s entry %lld: %s: row %lld has a zero or missing diagonal entry, so "
-                            "%s does not exist (use solver.name = cg with solver.pc = none)",
-                            sp->where, (long long)i + 1, sp->matrix[i], (long long)bad + 1,
-                            sp->pc ? "the Jacobi preconditioner" : "the Jacobi iteration");
+    return entry_input(sp, i, "%s: row %lld has a zero or missing diagonal entry, so %s does not exist "
+                       "(use solver.name = cg with solver.pc = none)", sp->matrix[i], (long long)bad + 1,
+                       sp->pc ? "the Jacobi preconditioner" : "the Jacobi iteration");
   return 0;
 }
 

@@ -41,11 +41,15 @@ typedef struct {
    * (0: off) and solver.max_iter (the steps when t_end is off) */
   double alpha, dt, t_end;
   int64_t max_iter;
-  /* matrices: count entries of batch.matrices; NULL for generated problems */
-  char *list;    /* batch.matrices, split in place (owned) */
-  char **matrix; /* paths, into list */
-  char **rhs;    /* right-hand side vector files; NULL entry: b = A*1 */
-  char *where;   /* "FILE:LINE: batch.matrices" (or its --set) for messages (owned) */
+  /* matrices: count entries of batch.matrices or lines of batch.matrix_list;
+   * NULL for generated problems */
+  char *list;      /* the paths' text (owned): batch.matrices split in place, or the
+                      list file's paths, each with its NUL */
+  char **matrix;   /* paths, into list */
+  char **rhs;      /* right-hand side vector files; NULL entry: b = A*1 */
+  char *where;     /* "FILE:LINE: batch.matrices" (or matrix_list, or its --set) for messages (owned) */
+  char *list_file; /* batch.matrix_list (owned); NULL for batch.matrices */
+  int64_t *line;   /* the list file's line of each entry (owned); NULL for batch.matrices */
   /* every problem, on every rank */
   int64_t *rows;
   int64_t *nnz; /* generated: exact; matrices: 2 x the size line's count (symmetric files
@@ -53,10 +57,21 @@ typedef struct {
   int64_t total_rows, total_nnz;
 } coop_batch_spec;
 
-/* Read [batch] and the solver keys into sp. Matrix files' size lines are read
- * by rank 0 and broadcast (c NULL: read here, no MPI). Collective over c. */
+/* Read [batch] and the solver keys into sp. The batch.matrix_list file and the
+ * matrix files' size lines are read by rank 0 and broadcast (c NULL: read
+ * here, no MPI); rank 0 also refuses an output.file that would replace the
+ * list file or a file it names. Collective over c. */
 int coop_batch_spec_create(coop_batch_spec *sp, const coop_config *cfg, const coop_comm *c);
 void coop_batch_spec_destroy(coop_batch_spec *sp); /* accepts a zeroed or half-built one */
+
+/* One line of a batch.matrix_list file, split in place into at most two
+ * blank-separated paths (matrix, then right-hand side). A path in double quotes
+ * may hold blanks and starts with any character; inside the quotes \" and \\
+ * are the only escapes. Unquoted paths take every character but blanks and '"'.
+ * A trailing "\n" or "\r\n" is dropped; a blank line, or one whose first
+ * non-blank character is '#', has no paths. Returns the count (0..2), field[]
+ * pointing into line, or -1 with *why (static text) saying what is wrong. */
+int coop_batch_list_line(char *line, char *field[2], const char **why);
 
 /* Generated problem i: points per side, shift, and b of row j. */
 int64_t coop_batch_side(const coop_batch_spec *sp, int64_t i);
