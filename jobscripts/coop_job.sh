@@ -13,12 +13,52 @@
 #   COOP_LAUNCHER  srun, srun:PLUGIN (srun --mpi=PLUGIN) or mpirun, instead
 #                  of the choice of coop_job_launcher below
 #   COOP_OUTPUT    the HDF5 output file (each script has its own default)
-#   COOP_JOBSCRIPTS the folder of this file, where the job record does not
-#                  name the script (sbatch < script)
+#   COOP_JOBSCRIPTS the folder of this file and the scripts, instead of the
+#                  lookup below
+#   NP             ranks for mpirun outside Slurm (default 1)
+#
+# Where the scripts are: each script first finds its own folder, for this
+# file and the binary (the same block at the top of each): COOP_JOBSCRIPTS if
+# set; else the folder of $0 when it holds coop_job.sh (run with bash, salloc
+# or directly; a checkout or the install, PREFIX/share/coopsolve/jobscripts);
+# else, under sbatch, whose $0 is a spool copy, the script that the job
+# record names (scontrol show job: Command), a relative name being relative
+# to the submit folder (SLURM_SUBMIT_DIR), not to --chdir. sbatch < FILE
+# names no script: set COOP_JOBSCRIPTS.
+#
+# Relative paths in the arguments (INPUT, SWEEPFILE, --output, --restart) and
+# in COOP_OUTPUT and COOP_RESTART are relative to the job's working folder, as
+# sbatch's own --output is: the --chdir folder, else the folder sbatch ran in.
+#
+# A wrong argument or variable stops a script with one line naming it and
+# status 2, before anything runs.
 
 coop_die() {
   echo "coopsolve job: $*" >&2
   exit 2
+}
+
+# coop_job_count NAME VALUE: VALUE is a whole number from 1, else stop
+# naming NAME.
+coop_job_count() {
+  case $2 in
+  "" | *[!0-9]* | 0*) coop_die "$1=$2: expected a whole number from 1" ;;
+  esac
+}
+
+# coop_job_file WHAT PATH: PATH is a readable file, else stop naming WHAT.
+# Relative to the working folder; a name that is only in the submit folder
+# gets a hint (sbatch --chdir moves the job away from it).
+coop_job_file() {
+  [ -f "$2" ] && [ -r "$2" ] && return 0
+  local hint=
+  case $2 in
+  /*) ;;
+  *) if [ -n "${SLURM_SUBMIT_DIR:-}" ] && [ "$SLURM_SUBMIT_DIR" != "$PWD" ] && [ -f "$SLURM_SUBMIT_DIR/$2" ]; then
+      hint=" (relative names are relative to the job's working folder, --chdir; $SLURM_SUBMIT_DIR/$2 is in the submit folder)"
+    fi ;;
+  esac
+  coop_die "$1 $2: no such file in $PWD$hint"
 }
 
 # coop_job_modules: the site file, then `module load $COOP_MODULES`.
@@ -89,7 +129,10 @@ coop_job_launcher() {
   if [ -z "$want" ]; then
     want=mpirun
     if [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null 2>&1; then
-      plugins=$(srun --mpi=list 2>&1)
+      if ! plugins=$(srun --mpi=list 2>&1); then
+        echo "coopsolve job: srun --mpi=list failed${plugins:+ (${plugins%%$'\n'*})}; starting the ranks with mpirun" >&2
+        plugins=
+      fi
       case $family in
       openmpi) echo "$plugins" | grep -qw pmix && want=srun:pmix ;;
       mpich)
@@ -105,6 +148,11 @@ coop_job_launcher() {
     command -v "$want" >/dev/null 2>&1 || coop_die "no $want on PATH (set COOP_MODULES or COOP_LAUNCHER)"
     # Open MPI refuses root unless told (containers run jobs as root)
     [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    if [ -n "${SLURM_NTASKS:-}" ]; then
+      coop_job_count SLURM_NTASKS "$SLURM_NTASKS"
+    else
+      coop_job_count NP "${NP:-1}"
+    fi
     COOP_LAUNCH=("$want" -np "${SLURM_NTASKS:-${NP:-1}}")
     ;;
   *) coop_die "COOP_LAUNCHER=$want: expected srun or mpirun" ;;
@@ -144,14 +192,76 @@ coop_job_header() {
   return $rc
 }
 
+# coop_job_sweep FILE N: the parameter lines of a sweep file (the rules are in
+# jobscripts/sweep.txt): how many in COOP_SWEEP_N, line N (CR removed) in
+# COOP_SWEEP_LINE and its words in COOP_WORDS; N=0 only counts. A quote left
+# open in line N stops with FILE:LINE.
+coop_job_sweep() {
+  local line no=0 at=0
+  COOP_SWEEP_N=0 COOP_SWEEP_LINE='' COOP_WORDS=()
+  while IFS= read -r line || [ -n "$line" ]; do
+    no=$((no + 1))
+    line=${line%$'\r'}
+    [ $no -gt 1 ] || line=${line#$'\xef\xbb\xbf'} # a byte order mark
+    if [[ $line =~ ^[[:blank:]]*(#|$) ]]; then continue; fi
+    COOP_SWEEP_N=$((COOP_SWEEP_N + 1))
+    if [ "$COOP_SWEEP_N" = "$2" ]; then COOP_SWEEP_LINE=$line at=$no; fi
+  done <"$1"
+  [ $at -gt 0 ] || return 0
+  _coop_words "$COOP_SWEEP_LINE" || coop_die "$1:$at: a $COOP_QUOTE quote is not closed"
+}
+
+# _coop_words LINE: LINE split into words in COOP_WORDS as the shell splits
+# them, without expansions: blanks separate words; '...' keeps what it holds;
+# "..." too, but for \" (a quote) and \\ (a backslash); elsewhere \ keeps the
+# next character; a # that starts a word starts a comment. False on a quote
+# left open (which one in COOP_QUOTE).
+_coop_words() {
+  local s=$1 w='' inw=0 c i=0 n=${#1} q
+  COOP_WORDS=()
+  while [ "$i" -lt "$n" ]; do
+    c=${s:i:1}
+    i=$((i + 1))
+    case $c in
+    ' ' | $'\t')
+      if [ $inw = 1 ]; then COOP_WORDS+=("$w"); fi
+      w='' inw=0 ;;
+    \#)
+      if [ $inw = 0 ]; then break; fi
+      w+=$c ;;
+    \\) w+=${s:i:1} i=$((i + 1)) inw=1 ;;
+    \')
+      q=${s:i}
+      [[ $q == *\'* ]] || { COOP_QUOTE="'"; return 1; }
+      q=${q%%\'*}
+      w+=$q i=$((i + ${#q} + 1)) inw=1 ;;
+    \")
+      inw=1
+      while :; do
+        [ "$i" -lt "$n" ] || { COOP_QUOTE='"'; return 1; }
+        c=${s:i:1}
+        i=$((i + 1))
+        case $c in
+        \") break ;;
+        \\) case ${s:i:1} in \" | \\) c=${s:i:1} i=$((i + 1)) ;; esac ;;
+        esac
+        w+=$c
+      done ;;
+    *) w+=$c inw=1 ;;
+    esac
+  done
+  if [ $inw = 1 ]; then COOP_WORDS+=("$w"); fi
+}
+
 # coop_job_resolved SECTION KEY: a value of the resolved configuration printed
-# by the dry run (quotes removed), empty if absent.
+# by the dry run (quotes removed), empty if absent. A string is printed in
+# double quotes and holds no '"', so a '#' in it (run#1.h5) is no comment.
 coop_job_resolved() {
   awk -v sec="[$1]" -v key="$2" '
     /^\[/ { in_sec = ($1 == sec); next }
     in_sec && $1 == key && $2 == "=" {
-      v = $0; sub(/^[^=]*= */, "", v); sub(/ *#.*$/, "", v)
-      if (v ~ /^".*"$/) v = substr(v, 2, length(v) - 2)
+      v = $0; sub(/^[^=]*= */, "", v)
+      if (v ~ /^"/) { v = substr(v, 2); sub(/".*$/, "", v) } else sub(/ *#.*$/, "", v)
       print v; exit
     }' <<<"$COOP_DRY"
 }
@@ -192,9 +302,14 @@ _coop_gpus() {
 # got, in COOP_REQUEST (for a chain's next link). From the environment where
 # sbatch sets it only for what was asked (tasks, tasks per node, CPUs per
 # task), from the job record otherwise. The log goes on in this job's files.
+# False, with a message, when the job record cannot be read.
 coop_job_request_options() {
   local v
-  COOP_REC=" $(scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null) "
+  if ! v=$(scontrol show job -o "$SLURM_JOB_ID" 2>&1); then
+    echo "coopsolve job: scontrol show job $SLURM_JOB_ID failed${v:+ (${v%%$'\n'*})}" >&2
+    return 1
+  fi
+  COOP_REC=" $v "
   COOP_REQUEST=(--job-name="${SLURM_JOB_NAME:-coopsolve}" --chdir="$PWD" --nodes="${SLURM_JOB_NUM_NODES:-1}")
   [ -z "${SLURM_NTASKS:-}" ] || COOP_REQUEST+=(--ntasks="$SLURM_NTASKS")
   [ -z "${SLURM_NTASKS_PER_NODE:-}" ] || COOP_REQUEST+=(--ntasks-per-node="$SLURM_NTASKS_PER_NODE")

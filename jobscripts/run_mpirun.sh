@@ -4,14 +4,44 @@
 #   salloc -n 8 --gpus-per-node=4 jobscripts/run_mpirun.sh INPUT
 # Ranks: NP if set; inside an allocation SLURM_NTASKS (mpirun then places
 # them on the allocated nodes); otherwise one per GPU of this machine, or 2.
-# Binary (COOPSOLVE, PATH, the install, ../_build) and modules (COOP_SITE,
-# COOP_MODULES) as for the batch scripts: see coop_job.sh.
+# Binary (COOPSOLVE, PATH, the install, ../_build), modules (COOP_SITE,
+# COOP_MODULES) and how the script finds itself (also under sbatch) as for the
+# batch scripts: see coop_job.sh.
 set -euo pipefail
-COOP_JOB_DIR=${COOP_JOBSCRIPTS:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
-. "$COOP_JOB_DIR/coop_job.sh"
 
-input=${1:?usage: run_mpirun.sh INPUT [coopsolve options]}
+# ---- this script's folder, for coop_job.sh and the binary (the same block
+# in every jobscript; coop_job.sh's header says where it looks): under sbatch
+# $0 is a spool copy, and the job record names the script, relative to the
+# submit folder (not --chdir), followed by the arguments.
+self=$0
+if [ -n "${SLURM_JOB_ID:-}" ] && [ ! -r "$(dirname "$0")/coop_job.sh" ]; then
+  if rec=$(scontrol show job -o "$SLURM_JOB_ID" 2>&1); then
+    self=$(printf '%s\n' "$rec" | sed -n 's/.* Command=\(.*\) WorkDir=.*/\1/p')
+    case $self in /*) ;; "" | "(null)") self= ;; *) self=${SLURM_SUBMIT_DIR:-$PWD}/$self ;; esac
+    while [ ! -f "$self" ] && [ "${self% *}" != "$self" ]; do self=${self% *}; done
+  elif [ -z "${COOP_JOBSCRIPTS:-}" ]; then
+    echo "coopsolve job: scontrol show job $SLURM_JOB_ID failed${rec:+ (${rec%%$'\n'*})}; set COOP_JOBSCRIPTS to the jobscripts folder" >&2
+    exit 2
+  fi
+fi
+if [ -n "${COOP_JOBSCRIPTS:-}" ]; then
+  COOP_JOB_DIR=$COOP_JOBSCRIPTS where="no coop_job.sh in COOP_JOBSCRIPTS=$COOP_JOBSCRIPTS"
+elif [ -n "$self" ]; then
+  COOP_JOB_DIR=$(dirname "$self") where="no coop_job.sh beside $self"
+else
+  COOP_JOB_DIR=/nonexistent where="the job record names no script (sbatch < FILE?)"
+fi
+if ! COOP_JOB_DIR=$(cd "$COOP_JOB_DIR" 2>/dev/null && pwd) || [ ! -r "$COOP_JOB_DIR/coop_job.sh" ]; then
+  echo "coopsolve job: $where; set COOP_JOBSCRIPTS to the jobscripts folder" >&2
+  exit 2
+fi
+. "$COOP_JOB_DIR/coop_job.sh"
+# ----
+
+[ $# -ge 1 ] || coop_die "usage: run_mpirun.sh INPUT [coopsolve options]"
+input=$1
 shift
+[ -z "${NP:-}" ] || coop_job_count NP "$NP"
 coop_job_modules
 coop_job_binary
 if [ -n "${NP:-}" ]; then
