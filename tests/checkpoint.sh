@@ -116,16 +116,42 @@ $2" || fail "damaged checkpoint $1: h5py failed"
 }
 bad_ckpt transposed "u = f['checkpoint/u'][...]; del f['checkpoint/u']; f['checkpoint/u'] = u[:, :-1]" \
   "/checkpoint/u has extent 299 along axis 1"
-bad_ckpt strings "del f['checkpoint/u']; f['checkpoint/u'] = np.array([b'x'] * 9)" "/checkpoint/u is not a dataset of numbers"
+bad_ckpt strings "del f['checkpoint/u']; f['checkpoint/u'] = np.array([b'x'] * 9)" "/checkpoint/u is not a floating-point dataset"
 bad_ckpt threed "u = f['checkpoint/u'][...]; del f['checkpoint/u']; f['checkpoint/u'] = u.reshape(1, 300, 300)" \
   "is not 2-dimensional"
-bad_ckpt negative "f['checkpoint'].attrs['iteration'] = np.int64(-5)" "the checkpoint's iteration is -5"
+bad_ckpt negative "f['checkpoint'].attrs['iteration'] = np.int64(-5)" "/checkpoint attribute 'iteration' = -5 is outside 0"
+# attributes and datasets of another kind or range than coopsolve writes
+bad_ckpt iteration-text "f['checkpoint'].attrs['iteration'] = 'seven'" "/checkpoint attribute 'iteration' is not an integer"
+bad_ckpt iteration-huge "f['checkpoint'].attrs['iteration'] = np.int64(2**62)" \
+  "/checkpoint attribute 'iteration' = 4611686018427387904 is outside 0 .. solver.max_iter"
+bad_ckpt r0-text "f['checkpoint'].attrs['r0'] = 'big'" "/checkpoint attribute 'r0' is not a finite number"
+bad_ckpt r0-nan "f['checkpoint'].attrs['r0'] = np.nan" "/checkpoint attribute 'r0' is not a finite number"
+bad_ckpt r0-int "f['checkpoint'].attrs['r0'] = np.int32(3)" "/checkpoint attribute 'r0' is not a finite number"
+bad_ckpt solver-int "f['checkpoint'].attrs['solver'] = np.int64(3)" "/checkpoint attribute 'solver' is not a string"
+bad_ckpt format-text "f['checkpoint'].attrs['format'] = 'one'" "/checkpoint attribute 'format' is not an integer"
+bad_ckpt no-r0 "del f['checkpoint'].attrs['r0']" "/checkpoint has no attribute 'r0'"
+bad_ckpt scalar-inf "f['checkpoint/scalars'].attrs['extra'] = np.inf" \
+  "/checkpoint/scalars attribute 'extra' is not a finite number"
+bad_ckpt u-int32 "u = f['checkpoint/u'][...]; del f['checkpoint/u']; f['checkpoint/u'] = u.astype(np.int32)" \
+  "/checkpoint/u is not a floating-point dataset"
+bad_ckpt u-nan "f['checkpoint/u'][299, 7] = np.nan" "/checkpoint/u holds nan"
+bad_ckpt history-nan "r = f['history/residual'][...]; r[1] = np.nan; f['history/residual'][...] = r" \
+  "/history/residual\\[1\\] = nan"
+bad_ckpt history-int "r = f['history/residual'][...]; del f['history/residual']; f['history/residual'] = r.astype(np.int64)" \
+  "/history/residual is not a 1-D dataset of floating-point numbers"
+bad_ckpt history-2d "i = f['history/iteration'][...]; del f['history/iteration']; f['history/iteration'] = i.reshape(1, -1)" \
+  "/history/iteration is not a 1-D dataset of integers"
+# a history declared far longer than the file holds (2^27 entries, never
+# written: a 534 KB file) is refused by its length before anything is read
+bad_ckpt history-declared "del f['history']; g = f.create_group('history')
+g.create_dataset('iteration', shape=(2**27,), dtype='i8', chunks=(4096,)); g.create_dataset('residual', shape=(2**27,), dtype='f8', chunks=(4096,))" \
+  "/history holds 134217728 checks, more than this run keeps"
 bad_ckpt history-length "r = f['history/residual'][...]; del f['history/residual']; f['history/residual'] = r[:-1]" \
   "/history/iteration has"
 bad_ckpt history-past "i = f['history/iteration'][...]; i[-1] += 1000; f['history/iteration'][...] = i" \
   "expected checks in order"
 bad_ckpt no-history "del f['history']" "no /history group"
-bad_ckpt missing "del f['checkpoint/u']" "/checkpoint/u is not a dataset of numbers"
+bad_ckpt missing "del f['checkpoint/u']" "/checkpoint/u is not a floating-point dataset"
 
 # run.on_signal = continue: SIGUSR1 through mpirun (it forwards USR1/USR2)
 coop_mpirun 2 "$COOPSOLVE" --backend host $long --set solver.max_iter=60000 --set run.on_signal=continue \
@@ -185,6 +211,18 @@ coop_expect_input_error "$TMP" 2 "--restart cg-full.h5: no /checkpoint group" ""
 what="restart of another problem"
 coop_expect_input_error "$TMP" 2 "--restart jac-cut.ckpt.h5: the checkpoint belongs to another problem" "grid.nx = 41" \
   $jac --set grid.nx=41 --restart jac-cut.ckpt.h5
+# the output never replaces the checkpoint a run goes on from (a checkpoint may: chained jobs)
+for n in 1 2; do
+  cp jac-cut.ckpt.h5 keep.ckpt.h5
+  ln -sf keep.ckpt.h5 link.h5
+  what="output over the restart file, $n ranks"
+  coop_expect_input_error "$TMP" $n "output.file = keep.ckpt.h5" "would replace keep.ckpt.h5, which this run reads" \
+    $jac --restart keep.ckpt.h5 --output keep.ckpt.h5
+  what="output over the restart file through a link, $n ranks"
+  coop_expect_input_error "$TMP" $n "output.file = keep.ckpt.h5" "would replace link.h5, which this run reads" \
+    $jac --restart link.h5 --output keep.ckpt.h5
+  cmp -s jac-cut.ckpt.h5 keep.ckpt.h5 || fail "the restart file was changed"
+done
 what="restart with another solver"
 coop_expect_input_error "$TMP" 1 "--restart cg-cut.ckpt.h5: a checkpoint of solver.name = cg, not pipecg" "" \
   $mat --set solver.name=pipecg --restart cg-cut.ckpt.h5

@@ -128,14 +128,18 @@ static int load_config(app_state *a, const coop_comm *c) {
 }
 
 /* The files a run reads that an output could replace: the input file, and
- * problem.matrix, problem.rhs and problem.x0 where they name files. */
-enum { READ_FILES = 4 };
-static void read_files(const coop_config *cfg, const char *input, const char *f[READ_FILES]) {
+ * problem.matrix, problem.rhs and problem.x0 where they name files; with
+ * restart, the checkpoint a run goes on from (which a checkpoint may replace,
+ * as chained jobs do, but an output never). */
+enum { READ_FILES = 5 };
+static void read_files(const coop_config *cfg, const char *input, int restart, const char *f[READ_FILES]) {
   const char *rhs = coop_config_str(cfg, "problem.rhs"), *x0 = coop_config_str(cfg, "problem.x0");
+  const char *rs = coop_config_str(cfg, "run.restart");
   f[0] = input;
   f[1] = strcmp(coop_config_str(cfg, "problem.type"), "matrix") == 0 ? coop_config_str(cfg, "problem.matrix") : NULL;
   f[2] = strncmp(rhs, "file:", 5) == 0 ? rhs + 5 : NULL;
   f[3] = strncmp(x0, "file:", 5) == 0 ? x0 + 5 : NULL;
+  f[4] = restart && strcmp(rs, "none") != 0 ? rs : NULL;
 }
 
 /* Whether the run writes an XDMF file beside its output (grid problems). */
@@ -152,7 +156,7 @@ static int check_output(const coop_comm *c, const coop_config *cfg, const char *
   const char *path = coop_config_str(cfg, "output.file");
   const int xdmf = writes_xdmf(cfg);
   const char *reads[READ_FILES];
-  read_files(cfg, input, reads);
+  read_files(cfg, input, 1, reads);
   if (c->rank == 0)
     ok = !coop_output_check(path, c->size, xdmf, "output.file = %s (from %s)", path,
                             coop_config_origin(cfg, "output.file")) &&
@@ -219,6 +223,28 @@ static char *fingerprint(const coop_config *cfg) {
   return out;
 }
 
+/* The residual checks a run's history keeps: one every solver.check_every
+ * (grid solvers; every iteration otherwise), the first and the last, at most 2^20. */
+static int64_t history_cap(const coop_config *cfg, int grid_form) {
+  const int64_t every = grid_form ? coop_config_int(cfg, "solver.check_every") : 1;
+  const int64_t checks = coop_config_int(cfg, "solver.max_iter") / every + 2;
+  return checks < (1 << 20) ? checks : (1 << 20);
+}
+
+/* The checkpoint is neither the output nor its XDMF file (an input error when it is). */
+static int checkpoint_spares_output(const app_state *a) {
+  if (coop_same_file(a->ckpt_path, coop_config_str(a->cfg, "output.file")))
+    return coop_error_input("output.checkpoint = %s: the same file as output.file (%s)", a->ckpt_path,
+                            coop_config_str(a->cfg, "output.file"));
+  if (!writes_xdmf(a->cfg)) return 0;
+  char *x = coop_output_xmf_name(coop_config_str(a->cfg, "output.file"));
+  const int same = x && coop_same_file(a->ckpt_path, x);
+  if (same) coop_error_input("output.checkpoint = %s: the same file as the XDMF file of output.file (%s)",
+                             a->ckpt_path, x);
+  free(x);
+  return same ? COOP_ERR_INPUT : 0;
+}
+
 /* Checkpoint and restart names: where checkpoints go can take them (before
  * any work), and a restart file exists and belongs to this problem. */
 static int check_checkpoint(app_state *a, const coop_comm *c) {
@@ -227,37 +253,27 @@ static int check_checkpoint(app_state *a, const coop_comm *c) {
   a->fingerprint = fingerprint(a->cfg);
   if (!a->ckpt_path || !a->fingerprint) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   const char *reads[READ_FILES];
-  read_files(a->cfg, a->cli.input, reads);
-  if (c->rank == 0)
+  read_files(a->cfg, a->cli.input, 0, reads);
+  if (c->rank == 0) /* decided on rank 0 alone: ranks that saw other files would part ways here */
     ok = !coop_output_check(a->ckpt_path, c->size, 0, "output.checkpoint = %s (from %s)", a->ckpt_path,
                             coop_config_origin(a->cfg, "output.checkpoint")) &&
          !coop_output_spares(a->ckpt_path, 0, reads, READ_FILES, "output.checkpoint = %s (from %s)", a->ckpt_path,
-                             coop_config_origin(a->cfg, "output.checkpoint"));
+                             coop_config_origin(a->cfg, "output.checkpoint")) &&
+         !checkpoint_spares_output(a);
   COOP_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, c->world));
   if (!ok) return COOP_ERR_INPUT;
-  if (coop_same_file(a->ckpt_path, coop_config_str(a->cfg, "output.file")))
-    return coop_error_input("output.checkpoint = %s: the same file as output.file (%s)", a->ckpt_path,
-                            coop_config_str(a->cfg, "output.file"));
-  if (writes_xdmf(a->cfg)) {
-    char *x = coop_output_xmf_name(coop_config_str(a->cfg, "output.file"));
-    const int same = x && coop_same_file(a->ckpt_path, x);
-    if (same) coop_error_input("output.checkpoint = %s: the same file as the XDMF file of output.file (%s)",
-                               a->ckpt_path, x);
-    free(x);
-    if (same) return COOP_ERR_INPUT;
-  }
   const char *rs = coop_config_str(a->cfg, "run.restart");
   if (strcmp(rs, "none") == 0) return 0;
   double r0;
   COOP_CHECK(coop_ckpt_check(rs, c, coop_config_str(a->cfg, "solver.name"), a->fingerprint, &a->restart_it, &r0));
-  /* its datasets, as the layout of setup_checkpoint will read them */
-  uint64_t dims[3] = {(uint64_t)a->ls.n_global, 0, 0};
-  int ndim = 1;
+  /* its datasets, as the layout of setup_checkpoint will read them, and this run's limits */
+  coop_ckpt_expect e = {1, {(uint64_t)a->ls.n_global, 0, 0}, coop_config_int(a->cfg, "solver.max_iter"),
+                        history_cap(a->cfg, a->type->grid_form)};
   if (a->ls.grid) {
-    ndim = a->ls.dec.ndim;
-    for (int a3 = 0; a3 < ndim; a3++) dims[a3] = (uint64_t)a->ls.dec.global_n[ndim - 1 - a3];
+    e.ndim = a->ls.dec.ndim;
+    for (int a3 = 0; a3 < e.ndim; a3++) e.dims[a3] = (uint64_t)a->ls.dec.global_n[e.ndim - 1 - a3];
   }
-  return coop_ckpt_check_layout(rs, c, ndim, dims);
+  return coop_ckpt_check_layout(rs, c, &e);
 }
 
 /* The checkpoint service's settings, the layout of this rank's entries, and
@@ -502,8 +518,7 @@ static int setup_form(app_state *a, const coop_comm *c) {
   ctl->rtol = coop_config_real(a->cfg, "solver.rtol");
   ctl->atol = coop_config_real(a->cfg, "solver.atol");
   ctl->dtol = coop_config_real(a->cfg, "solver.dtol");
-  const int64_t checks = ctl->max_iter / ctl->check_every + 2;
-  ctl->hist_cap = checks < (1 << 20) ? checks : (1 << 20);
+  ctl->hist_cap = history_cap(a->cfg, a->type->grid_form);
   ctl->hist_iter = malloc((size_t)ctl->hist_cap * sizeof *ctl->hist_iter);
   ctl->hist_res = malloc((size_t)ctl->hist_cap * sizeof *ctl->hist_res);
   if (!ctl->hist_iter || !ctl->hist_res) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");

@@ -7,6 +7,7 @@
 #include "io/checkpoint.h"
 
 #include <hdf5.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -91,26 +92,81 @@ done:
   return st;
 }
 
-/* A string attribute as a malloc'd copy. */
-static int get_str(hid_t obj, const char *name, char **out) {
-  int st = 0;
-  hid_t a = -1, t = -1, sp = -1;
-  char *s = NULL;
+/* ---- a restart file's attributes, read strictly ----
+ * A restart file is input: an attribute of another kind than coopsolve
+ * writes is an input error naming it, never a failed HDF5 conversion. */
+
+enum { ATTR_INT, ATTR_REAL, ATTR_TEXT };
+static const char *const attr_kind_name[] = {"an integer", "a finite number", "a string"};
+
+/* Attribute name of obj (called where in messages), one value of the class kind asks for. */
+static int attr_open(const char *path, hid_t obj, const char *where, const char *name, int kind, hid_t *a) {
+  hid_t t = -1, sp = -1;
+  static const H5T_class_t cls[] = {H5T_INTEGER, H5T_FLOAT, H5T_STRING};
+  int ok = H5Aexists(obj, name) > 0 && (*a = H5Aopen(obj, name, H5P_DEFAULT)) >= 0;
+  if (!ok) {
+    *a = -1;
+    (void)H5Eclear2(H5E_DEFAULT);
+    return coop_error_input("--restart %s: %s has no attribute '%s'", path, where, name);
+  }
+  ok = (t = H5Aget_type(*a)) >= 0 && H5Tget_class(t) == cls[kind] && (sp = H5Aget_space(*a)) >= 0 &&
+       H5Sget_simple_extent_npoints(sp) == 1;
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  (void)H5Eclear2(H5E_DEFAULT);
+  if (ok) return 0;
+  H5Aclose(*a);
+  *a = -1;
+  return coop_error_input("--restart %s: %s attribute '%s' is not %s", path, where, name, attr_kind_name[kind]);
+}
+
+static int attr_int(const char *path, hid_t obj, const char *where, const char *name, int64_t *v) {
+  hid_t a = -1;
+  COOP_CHECK(attr_open(path, obj, where, name, ATTR_INT, &a));
+  const int ok = H5Aread(a, H5T_NATIVE_INT64, v) >= 0;
+  H5Aclose(a);
+  (void)H5Eclear2(H5E_DEFAULT);
+  return ok ? 0 : coop_error_input("--restart %s: %s attribute '%s' is not %s", path, where, name,
+                                   attr_kind_name[ATTR_INT]);
+}
+
+static int attr_real(const char *path, hid_t obj, const char *where, const char *name, double *v) {
+  hid_t a = -1;
+  COOP_CHECK(attr_open(path, obj, where, name, ATTR_REAL, &a));
+  const int ok = H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0 && isfinite(*v);
+  H5Aclose(a);
+  (void)H5Eclear2(H5E_DEFAULT);
+  return ok ? 0 : coop_error_input("--restart %s: %s attribute '%s' is not %s", path, where, name,
+                                   attr_kind_name[ATTR_REAL]);
+}
+
+/* A string attribute, variable or fixed length, as a malloc'd copy (at most 1 MiB). */
+static int attr_text(const char *path, hid_t obj, const char *where, const char *name, char **out) {
+  hid_t a = -1, ft = -1, mt = -1, sp = -1;
+  char *vl = NULL;
+  int ok = 0;
   *out = NULL;
-  COOP_H5_ID(a, H5Aopen(obj, name, H5P_DEFAULT));
-  COOP_H5_ID(t, H5Tcopy(H5T_C_S1));
-  COOP_H5_TRY(H5Tset_size(t, H5T_VARIABLE));
-  COOP_H5_TRY(H5Tset_cset(t, H5T_CSET_UTF8));
-  COOP_H5_TRY(H5Aread(a, t, &s));
-  *out = strdup(s ? s : "");
-  if (!*out) st = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  COOP_H5_ID(sp, H5Aget_space(a));
-  if (s) COOP_H5_TRY(H5Dvlen_reclaim(t, sp, H5P_DEFAULT, &s));
-done:
-  COOP_H5_CLOSE(sp, H5Sclose);
-  COOP_H5_CLOSE(t, H5Tclose);
-  COOP_H5_CLOSE(a, H5Aclose);
-  return st;
+  COOP_CHECK(attr_open(path, obj, where, name, ATTR_TEXT, &a));
+  if ((ft = H5Aget_type(a)) >= 0 && (mt = H5Tcopy(ft)) >= 0) {
+    if (H5Tis_variable_str(ft) > 0) {
+      if (H5Aread(a, mt, &vl) >= 0) {
+        ok = (*out = strdup(vl ? vl : "")) != NULL;
+        if ((sp = H5Aget_space(a)) >= 0) (void)H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, &vl);
+      }
+    } else {
+      const size_t n = H5Tget_size(ft);
+      if (n > 0 && n <= ((size_t)1 << 20) && (*out = calloc(n + 1, 1)) && H5Aread(a, mt, *out) >= 0) ok = 1;
+    }
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (mt >= 0) H5Tclose(mt);
+  if (ft >= 0) H5Tclose(ft);
+  H5Aclose(a);
+  (void)H5Eclear2(H5E_DEFAULT);
+  if (ok) return 0;
+  free(*out);
+  *out = NULL;
+  return coop_error_input("--restart %s: %s attribute '%s' is not a string coopsolve can read", path, where, name);
 }
 
 /* ---- datasets ---- */
@@ -334,14 +390,15 @@ static void first_difference(const char *want, const char *have, char *out, size
 
 static int check_open(const char *path, hid_t g, const char *solver, const char *problem, int64_t *iteration,
                       double *r0) {
-  int st = 0, format = 0;
+  int st = 0;
+  int64_t format = 0;
   char *s = NULL, *pr = NULL;
-  if (get_attr(g, "format", H5T_NATIVE_INT, &format) || format != FORMAT) {
-    coop_error_clear();
-    return coop_error_input("--restart %s: checkpoint format %d, this coopsolve reads %d", path, format, FORMAT);
-  }
-  COOP_TRY(get_str(g, "solver", &s));
-  COOP_TRY(get_str(g, "problem", &pr));
+  COOP_CHECK(attr_int(path, g, "/checkpoint", "format", &format));
+  if (format != FORMAT)
+    return coop_error_input("--restart %s: checkpoint format %lld, this coopsolve reads %d", path,
+                            (long long)format, FORMAT);
+  COOP_TRY(attr_text(path, g, "/checkpoint", "solver", &s));
+  COOP_TRY(attr_text(path, g, "/checkpoint", "problem", &pr));
   if (strcmp(s, solver) != 0) {
     st = coop_error_input("--restart %s: a checkpoint of solver.name = %s, not %s", path, s, solver);
     goto done;
@@ -354,8 +411,8 @@ static int check_open(const char *path, hid_t g, const char *solver, const char 
                           "the checkpoint does not)", path, diff);
     goto done;
   }
-  COOP_TRY(get_attr(g, "iteration", H5T_NATIVE_INT64, iteration));
-  COOP_TRY(get_attr(g, "r0", H5T_NATIVE_DOUBLE, r0));
+  COOP_TRY(attr_int(path, g, "/checkpoint", "iteration", iteration));
+  COOP_TRY(attr_real(path, g, "/checkpoint", "r0", r0));
 done:
   free(s);
   free(pr);
@@ -382,15 +439,15 @@ int coop_ckpt_check(const char *path, const coop_comm *c, const char *solver, co
   return coop_comm_agree(c, st);
 }
 
-/* /checkpoint/NAME is a dataset of numbers of the problem's global shape. */
+/* /checkpoint/NAME is a floating-point dataset of the problem's global shape. */
 static int check_vector(const char *path, hid_t g, const char *name, int ndim, const uint64_t *dims) {
   int st = 0;
   hid_t ds = -1, sp = -1, ty = -1;
   hsize_t have[H5S_MAX_RANK];
-  int ok = (ds = H5Dopen2(g, name, H5P_DEFAULT)) >= 0 && (ty = H5Dget_type(ds)) >= 0 &&
-           (H5Tget_class(ty) == H5T_FLOAT || H5Tget_class(ty) == H5T_INTEGER);
+  int ok = H5Lexists(g, name, H5P_DEFAULT) > 0 && (ds = H5Dopen2(g, name, H5P_DEFAULT)) >= 0 &&
+           (ty = H5Dget_type(ds)) >= 0 && H5Tget_class(ty) == H5T_FLOAT;
   if (!ok) {
-    st = coop_error_input("--restart %s: /checkpoint/%s is not a dataset of numbers", path, name);
+    st = coop_error_input("--restart %s: /checkpoint/%s is not a floating-point dataset", path, name);
   } else if ((sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_ndims(sp) != ndim ||
              H5Sget_simple_extent_dims(sp, have, NULL) < 0) {
     st = coop_error_input("--restart %s: /checkpoint/%s is not %d-dimensional, as this problem's vectors are",
@@ -409,65 +466,133 @@ static int check_vector(const char *path, hid_t g, const char *name, int ndim, c
   return st;
 }
 
-/* /history/iteration and residual: 1-D, one length, the checks in order up
- * to the checkpoint's iteration. */
-static int check_history(const char *path, hid_t f, int64_t iteration) {
+enum { CHUNK = 1 << 16 }; /* entries read at once: memory stays bounded whatever a file declares */
+
+/* /history/NAME: a 1-D dataset of class cls; its length in *n. */
+static int history_dataset(const char *path, hid_t gh, const char *name, H5T_class_t cls, hid_t *ds, hsize_t *n) {
+  hid_t sp = -1, ty = -1;
+  const int ok = H5Lexists(gh, name, H5P_DEFAULT) > 0 && (*ds = H5Dopen2(gh, name, H5P_DEFAULT)) >= 0 &&
+                 (ty = H5Dget_type(*ds)) >= 0 && H5Tget_class(ty) == cls && (sp = H5Dget_space(*ds)) >= 0 &&
+                 H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, n, NULL) >= 0;
+  if (ty >= 0) H5Tclose(ty);
+  if (sp >= 0) H5Sclose(sp);
+  (void)H5Eclear2(H5E_DEFAULT);
+  return ok ? 0 : coop_error_input("--restart %s: /history/%s is not a 1-D dataset of %s", path, name,
+                                   cls == H5T_INTEGER ? "integers" : "floating-point numbers");
+}
+
+/* Entries [k, k + m) of a 1-D dataset into buf (memory type mt). */
+static int read_range(hid_t ds, hid_t mt, hsize_t k, hsize_t m, void *buf) {
+  hid_t fs = -1, ms = -1;
+  const int ok = (fs = H5Dget_space(ds)) >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &k, NULL, &m, NULL) >= 0 &&
+                 (ms = H5Screate_simple(1, &m, NULL)) >= 0 && H5Dread(ds, mt, ms, fs, H5P_DEFAULT, buf) >= 0;
+  if (fs >= 0) H5Sclose(fs);
+  if (ms >= 0) H5Sclose(ms);
+  (void)H5Eclear2(H5E_DEFAULT);
+  return ok;
+}
+
+/* /history/iteration and residual: 1-D, one length that this run's history
+ * holds, the checks in order up to the checkpoint's iteration, residuals
+ * finite and not negative. Read a chunk at a time. */
+static int check_history(const char *path, hid_t f, int64_t iteration, int64_t hist_cap) {
   int st = 0;
-  hid_t gh = -1, ds[2] = {-1, -1}, sp = -1;
+  hid_t gh = -1, ds[2] = {-1, -1};
   hsize_t n[2] = {0, 0};
-  int64_t *its = NULL;
-  static const char *const names[2] = {"iteration", "residual"};
-  if ((gh = H5Gopen2(f, "history", H5P_DEFAULT)) < 0) {
+  int64_t *its = malloc(CHUNK * sizeof *its), prev = 0;
+  double *res = malloc(CHUNK * sizeof *res);
+  if (!its || !res) {
+    st = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+    goto done;
+  }
+  if (H5Lexists(f, "history", H5P_DEFAULT) <= 0 || (gh = H5Gopen2(f, "history", H5P_DEFAULT)) < 0) {
     st = coop_error_input("--restart %s: no /history group", path);
     goto done;
   }
-  for (int i = 0; i < 2; i++) {
-    if ((ds[i] = H5Dopen2(gh, names[i], H5P_DEFAULT)) < 0 || (sp = H5Dget_space(ds[i])) < 0 ||
-        H5Sget_simple_extent_ndims(sp) != 1 || H5Sget_simple_extent_dims(sp, &n[i], NULL) < 0) {
-      st = coop_error_input("--restart %s: /history/%s is not a 1-D dataset", path, names[i]);
-      goto done;
-    }
-    H5Sclose(sp);
-    sp = -1;
-  }
+  COOP_TRY(history_dataset(path, gh, "iteration", H5T_INTEGER, &ds[0], &n[0]));
+  COOP_TRY(history_dataset(path, gh, "residual", H5T_FLOAT, &ds[1], &n[1]));
   if (n[0] != n[1]) {
     st = coop_error_input("--restart %s: /history/iteration has %llu entries, /history/residual %llu", path,
                           (unsigned long long)n[0], (unsigned long long)n[1]);
     goto done;
   }
-  if (n[0] > 0) {
-    if (n[0] > ((hsize_t)1 << 40) || !(its = malloc((size_t)n[0] * sizeof *its))) {
-      st = coop_error_input("--restart %s: /history of %llu entries cannot be read", path, (unsigned long long)n[0]);
-      goto done;
+  if (n[0] > (hsize_t)hist_cap) {
+    st = coop_error_input("--restart %s: /history holds %llu checks, more than this run keeps (%lld: raise "
+                          "solver.max_iter)", path, (unsigned long long)n[0], (long long)hist_cap);
+    goto done;
+  }
+  for (hsize_t k = 0; k < n[0] && !st; k += CHUNK) {
+    const hsize_t m = n[0] - k < CHUNK ? n[0] - k : CHUNK;
+    if (!read_range(ds[0], H5T_NATIVE_INT64, k, m, its) || !read_range(ds[1], H5T_NATIVE_DOUBLE, k, m, res)) {
+      st = coop_error_input("--restart %s: /history cannot be read (entries %llu to %llu)", path,
+                            (unsigned long long)k, (unsigned long long)(k + m - 1));
+      break;
     }
-    if (H5Dread(ds[0], H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, its) < 0) {
-      st = coop_error_input("--restart %s: /history/iteration does not hold integers", path);
-      goto done;
+    for (hsize_t i = 0; i < m && !st; i++) {
+      if (its[i] < 0 || its[i] > iteration || (k + i && its[i] < prev))
+        st = coop_error_input("--restart %s: /history/iteration[%llu] = %lld: expected checks in order from 0 "
+                              "to the checkpoint's iteration %lld", path, (unsigned long long)(k + i),
+                              (long long)its[i], (long long)iteration);
+      else if (!isfinite(res[i]) || res[i] < 0)
+        st = coop_error_input("--restart %s: /history/residual[%llu] = %g: not a residual norm", path,
+                              (unsigned long long)(k + i), res[i]);
+      prev = its[i];
     }
-    for (hsize_t k = 0; k < n[0] && !st; k++)
-      if (its[k] < 0 || its[k] > iteration || (k && its[k] < its[k - 1]))
-        st = coop_error_input("--restart %s: /history/iteration[%llu] = %lld: expected checks in order from 0 to "
-                              "the checkpoint's iteration %lld", path, (unsigned long long)k, (long long)its[k],
-                              (long long)iteration);
   }
 done:
   (void)H5Eclear2(H5E_DEFAULT);
   free(its);
-  if (sp >= 0) H5Sclose(sp);
+  free(res);
   for (int i = 0; i < 2; i++)
     if (ds[i] >= 0) H5Dclose(ds[i]);
   if (gh >= 0) H5Gclose(gh);
   return st;
 }
 
-static int check_structure(const char *path, hid_t f, hid_t g, int ndim, const uint64_t *dims) {
-  int64_t iteration = 0;
-  H5G_info_t gi;
-  if (get_attr(g, "iteration", H5T_NATIVE_INT64, &iteration)) {
-    coop_error_clear();
-    return coop_error_input("--restart %s: /checkpoint has no integer attribute 'iteration'", path);
+/* Every attribute of /checkpoint/scalars: a finite number. */
+static int check_scalars(const char *path, hid_t g) {
+  hid_t gs = -1;
+  H5O_info_t oi;
+  if (H5Lexists(g, "scalars", H5P_DEFAULT) <= 0 || (gs = H5Gopen2(g, "scalars", H5P_DEFAULT)) < 0 ||
+      H5Oget_info2(gs, &oi, H5O_INFO_NUM_ATTRS) < 0) {
+    if (gs >= 0) H5Gclose(gs);
+    (void)H5Eclear2(H5E_DEFAULT);
+    return coop_error_input("--restart %s: /checkpoint/scalars is not a group", path);
   }
-  if (iteration < 0) return coop_error_input("--restart %s: the checkpoint's iteration is %lld", path, (long long)iteration);
+  int st = 0;
+  for (hsize_t i = 0; i < oi.num_attrs && !st; i++) {
+    char name[256];
+    double v;
+    const ssize_t len = H5Aget_name_by_idx(gs, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT);
+    if (len < 0 || (size_t)len >= sizeof name)
+      st = coop_error_input("--restart %s: /checkpoint/scalars holds an attribute whose name cannot be read", path);
+    else
+      st = attr_real(path, gs, "/checkpoint/scalars", name, &v);
+  }
+  (void)H5Eclear2(H5E_DEFAULT);
+  H5Gclose(gs);
+  return st;
+}
+
+/* What a restart file must hold, on rank 0 before any work: the attributes
+ * of the kinds and ranges coopsolve writes, the vectors' types and shapes,
+ * the scalars, the history. */
+static int check_structure(const char *path, hid_t f, hid_t g, const coop_ckpt_expect *e) {
+  int64_t iteration = 0, ranks = 0;
+  double r0 = 0;
+  char *text = NULL;
+  H5G_info_t gi;
+  COOP_CHECK(attr_int(path, g, "/checkpoint", "iteration", &iteration));
+  if (iteration < 0 || iteration > e->max_iter)
+    return coop_error_input("--restart %s: /checkpoint attribute 'iteration' = %lld is outside 0 .. solver.max_iter "
+                            "= %lld", path, (long long)iteration, (long long)e->max_iter);
+  COOP_CHECK(attr_real(path, g, "/checkpoint", "r0", &r0));
+  if (r0 < 0) return coop_error_input("--restart %s: /checkpoint attribute 'r0' = %g is negative", path, r0);
+  COOP_CHECK(attr_int(path, g, "/checkpoint", "ranks", &ranks));
+  if (ranks < 1) return coop_error_input("--restart %s: /checkpoint attribute 'ranks' = %lld", path, (long long)ranks);
+  COOP_CHECK(attr_text(path, g, "/checkpoint", "created", &text));
+  free(text);
+  COOP_CHECK(check_scalars(path, g));
   if (H5Gget_info(g, &gi) < 0) return coop_error_input("--restart %s: /checkpoint cannot be listed", path);
   for (hsize_t i = 0; i < gi.nlinks; i++) {
     char name[256];
@@ -477,21 +602,83 @@ static int check_structure(const char *path, hid_t f, hid_t g, int ndim, const u
       return coop_error_input("--restart %s: /checkpoint holds an entry whose name cannot be read", path);
     }
     if (strcmp(name, "scalars") == 0) continue;
-    COOP_CHECK(check_vector(path, g, name, ndim, dims));
+    COOP_CHECK(check_vector(path, g, name, e->ndim, e->dims));
   }
-  return check_history(path, f, iteration);
+  return check_history(path, f, iteration, e->hist_cap);
 }
 
-int coop_ckpt_check_layout(const char *path, const coop_comm *c, int ndim, const uint64_t *dims) {
+/* This rank's share of every vector (a slab of the slowest axis), read a
+ * chunk at a time: every value finite. */
+static int check_values(const char *path, hid_t g, const coop_comm *c, const coop_ckpt_expect *e) {
+  int st = 0;
+  H5G_info_t gi;
+  hsize_t d[3] = {1, 1, 1};
+  for (int a = 0; a < e->ndim; a++) d[a] = e->dims[a];
+  /* a box [i0, i0 + c0) x [j0, j0 + c1) x all of axis 2, of at most about CHUNK values */
+  const hsize_t c1 = d[1] * d[2] <= CHUNK ? d[1] : (d[2] >= CHUNK ? 1 : CHUNK / d[2]);
+  const hsize_t c0 = c1 < d[1] ? 1 : (d[1] * d[2] >= CHUNK ? 1 : CHUNK / (d[1] * d[2]));
+  const hsize_t lo = d[0] * (hsize_t)c->rank / (hsize_t)c->size, hi = d[0] * (hsize_t)(c->rank + 1) / (hsize_t)c->size;
+  double *buf = malloc((size_t)(c0 * c1 * d[2]) * sizeof *buf);
+  if (!buf) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if (H5Gget_info(g, &gi) < 0) st = coop_error_input("--restart %s: /checkpoint cannot be listed", path);
+  for (hsize_t i = 0; i < gi.nlinks && !st; i++) {
+    char name[256];
+    hid_t ds = -1, fs = -1;
+    if (H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT) < 0 ||
+        strcmp(name, "scalars") == 0 || (ds = H5Dopen2(g, name, H5P_DEFAULT)) < 0 || (fs = H5Dget_space(ds)) < 0) {
+      if (ds >= 0) H5Dclose(ds);
+      continue; /* rank 0 checked the names and kinds */
+    }
+    for (hsize_t i0 = lo; i0 < hi && !st; i0 += c0)
+      for (hsize_t j0 = 0; j0 < d[1] && !st; j0 += c1) {
+        hsize_t start[3] = {i0, j0, 0}, count[3] = {hi - i0 < c0 ? hi - i0 : c0, d[1] - j0 < c1 ? d[1] - j0 : c1, d[2]};
+        hid_t ms = -1;
+        const int ok = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+                       (ms = H5Screate_simple(e->ndim, count, NULL)) >= 0 &&
+                       H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, buf) >= 0;
+        if (ms >= 0) H5Sclose(ms);
+        const hsize_t m = count[0] * count[1] * count[2];
+        for (hsize_t k = 0; ok && k < m && !st; k++)
+          if (!isfinite(buf[k]))
+            st = coop_error_input("--restart %s: /checkpoint/%s holds %g (a value that is not finite)", path, name,
+                                  buf[k]);
+        if (!ok) st = coop_error_input("--restart %s: /checkpoint/%s cannot be read", path, name);
+      }
+    H5Sclose(fs);
+    H5Dclose(ds);
+  }
+  (void)H5Eclear2(H5E_DEFAULT);
+  free(buf);
+  return st;
+}
+
+/* The file opened by this rank alone (read-only checks need no MPI-IO). */
+static int open_alone(const char *path, hid_t *f, hid_t *g) {
+  *g = -1;
+  if ((*f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0 ||
+      H5Lexists(*f, "checkpoint", H5P_DEFAULT) <= 0 || (*g = H5Gopen2(*f, "checkpoint", H5P_DEFAULT)) < 0) {
+    (void)H5Eclear2(H5E_DEFAULT);
+    return coop_error_input("--restart %s: no /checkpoint group (an output file, not a checkpoint?)", path);
+  }
+  return 0;
+}
+
+int coop_ckpt_check_layout(const char *path, const coop_comm *c, const coop_ckpt_expect *e) {
   hid_t f = -1, g = -1;
   coop_h5_quiet q;
   coop_h5_quiet_begin(&q);
-  int st = open_ckpt(path, c, &f, &g);
-  if (!st) st = check_structure(path, f, g, ndim, dims);
+  int st = c->rank == 0 ? open_alone(path, &f, &g) : 0;
+  if (!st && c->rank == 0) st = check_structure(path, f, g, e);
+  st = coop_comm_agree(c, st);
+  if (!st) { /* every rank here: each checks its slab, then they agree */
+    st = c->rank != 0 ? open_alone(path, &f, &g) : 0;
+    if (!st) st = check_values(path, g, c, e);
+    st = coop_comm_agree(c, st);
+  }
   if (g >= 0) H5Gclose(g);
   if (f >= 0) H5Fclose(f);
   coop_h5_quiet_end(&q);
-  return coop_comm_agree(c, st);
+  return st;
 }
 
 static int read_open(const char *path, hid_t f, hid_t g, const coop_comm *c, const coop_ckpt_layout *L,

@@ -53,12 +53,23 @@ int coop_ckpt_write(const char *path, const coop_comm *c, const coop_ckpt_layout
  * entries read out). Collective. */
 int coop_ckpt_check(const char *path, const coop_comm *c, const char *solver, const char *problem,
                     int64_t *iteration, double *r0);
+/* What a restart file must fit: this problem's vectors (ndim, dims slowest
+ * first) and this run's limits. */
+typedef struct {
+  int ndim;
+  uint64_t dims[3];
+  int64_t max_iter; /* the checkpoint's iteration at most this */
+  int64_t hist_cap; /* its history at most this many checks */
+} coop_ckpt_expect;
 /* Check, before any work, what coop_ckpt_read would find wrong only inside
- * the solve: every dataset of /checkpoint holds numbers of the problem's
- * global shape (ndim, dims slowest first), /history has its two 1-D
- * datasets of one length, its checks in order up to at most the checkpoint's
- * iteration, which is not negative. Input errors (exit 2) name the file. Collective. */
-int coop_ckpt_check_layout(const char *path, const coop_comm *c, int ndim, const uint64_t *dims);
+ * the solve: every attribute of /checkpoint of the kind and range coopsolve
+ * writes (finite numbers), every dataset of /checkpoint floating-point of the
+ * problem's global shape with finite values (each rank reads a slab),
+ * /history's two 1-D datasets of one length that fits hist_cap, its checks in
+ * order up to the checkpoint's iteration, residuals finite and not negative.
+ * Memory stays bounded whatever the file declares. Input errors (exit 2) name
+ * the file and the attribute or dataset. Collective. */
+int coop_ckpt_check_layout(const char *path, const coop_comm *c, const coop_ckpt_expect *e);
 /* Read the scalars and vectors d names (their values out) and the history
  * (room for hist_cap entries in d->hist_iter/hist_res; hist_len out). */
 int coop_ckpt_read(const char *path, const coop_comm *c, const coop_ckpt_layout *L, coop_ckpt_data *d,
