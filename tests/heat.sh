@@ -163,6 +163,46 @@ COOP_FAULT=snapshot:1 coop_mpirun 2 "$COOPSOLVE" --backend host "$INPUTS/quickst
 [ "$(ls -A "$TMP/f")" = out.h5 ] || fail "snapshot fault: left $(ls -A "$TMP/f")"
 [ "$(cat "$TMP/f/out.h5")" = previous ] || fail "snapshot fault: the previous output changed"
 
+# ---- SIGINT and SIGHUP: the run ends by the signal, its temporaries removed;
+# a SIGHUP inherited as ignored (nohup) stays ignored ----
+LONG="--set solver.name=heat --set grid.nx=300 --set grid.ny=300 --set solver.max_iter=200000 --set output.every=2000
+  --set output.monitor_every=0"
+sig_case() { # NAME RANKS SIGNAL TARGET: TARGET mpirun or ranks
+  d=$TMP/sig-$1
+  mkdir "$d"
+  (cd "$d" && env --default-signal=INT,HUP "$MPIEXEC" --oversubscribe -np "$2" "$COOPSOLVE" --backend host \
+    "$INPUTS/quickstart.ini" $LONG --output "$d/h.h5" >"$TMP/sig.out" 2>&1 </dev/null) &
+  pid=$!
+  i=0 # until the series' temporary is there
+  while [ -z "$(ls -A "$d")" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  ls -A "$d" | grep -q '^\.h\.h5\.' || fail "$1: no temporary to remove"
+  if [ "$4" = ranks ]; then pkill -"$3" -f "^[^ ]*coopsolve .*--output $d/h.h5"; else kill -"$3" $pid; fi
+  timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.2; done" || fail "$1: the run did not end"
+  wait $pid && fail "$1: exit status 0 after SIG$3"
+  [ -z "$(ls -A "$d")" ] || fail "$1: left $(ls -A "$d")"
+  echo "$1: ended by SIG$3, nothing left"
+}
+if env --default-signal=INT true 2>/dev/null && command -v pkill >/dev/null; then
+  sig_case hup1 1 HUP ranks
+  sig_case int1 1 INT ranks
+  sig_case int2 2 INT ranks
+  # nohup: a coopsolve started with SIGHUP ignored (as a singleton: mpirun
+  # gives its ranks the default action) ignores it and completes
+  mkdir "$TMP/nohup"
+  (cd "$TMP/nohup" && exec env --ignore-signal=HUP "$COOPSOLVE" --backend host \
+    "$INPUTS/quickstart.ini" --set solver.name=heat --set grid.nx=300 --set grid.ny=300 --set solver.max_iter=3000 \
+    --set output.every=500 --set output.monitor_every=0 --output "$TMP/nohup/h.h5" >"$TMP/nohup.out" 2>&1 </dev/null) &
+  pid=$!
+  i=0
+  while [ -z "$(ls -A "$TMP/nohup")" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -HUP $pid || fail "nohup: no process to signal"
+  wait $pid || { cat "$TMP/nohup.out"; fail "nohup: SIGHUP ended a run that ignores it"; }
+  [ "$(ls -A "$TMP/nohup" | tr '\n' ' ')" = "h.h5 h.xmf " ] || fail "nohup: left $(ls -A "$TMP/nohup")"
+  echo "nohup: SIGHUP ignored, the run completed"
+else
+  echo "no env --default-signal or pkill: the SIGINT/SIGHUP cases are left out"
+fi
+
 # ---- checkpoints: a restart (at another rank count) ends with the same bits ----
 CK="--set grid.nx=33 --set grid.ny=20 --set solver.max_iter=200 --set output.every=25 --set solver.check_every=40"
 heat whole 2 $CK

@@ -2,8 +2,10 @@
 
 #include "core/signal.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
 
@@ -11,10 +13,21 @@ static volatile sig_atomic_t pending;
 
 static void on_signal(int sig) { pending = sig; }
 
+/* Temporaries to remove when SIGINT or SIGHUP ends the run: fixed slots, so
+ * the handler touches no allocator; a slot's path is whole before it is marked used. */
+enum { TEMPS = 16 };
+static char temp_path[TEMPS][PATH_MAX];
+static volatile sig_atomic_t temp_used[TEMPS];
+
+/* Async-signal-safe: unlink the temporaries, then end by the signal's default
+ * action (SA_RESETHAND restored it; the raised signal is taken on return). */
+static void on_fatal(int sig) {
+  for (int i = 0; i < TEMPS; i++)
+    if (temp_used[i]) unlink(temp_path[i]);
+  raise(sig);
+}
+
 int coop_signal_install(void) {
-  /* not SIGINT or SIGHUP: they keep their inherited action (default: end at
-   * once; nohup's ignore), since a handler that only records them would drop
-   * them wherever no checkpoint point polls */
   static const int sigs[] = {SIGTERM, SIGUSR1, SIGUSR2};
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -24,7 +37,35 @@ int coop_signal_install(void) {
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
     if (sigaction(sigs[i], &sa, NULL) != 0)
       return COOP_ERROR(COOP_ERR_RUNTIME, "cannot install the handler of signal %d", sigs[i]);
+  /* SIGINT and SIGHUP end the run as before, less its temporaries; one
+   * inherited as ignored (nohup) stays ignored */
+  static const int ends[] = {SIGINT, SIGHUP};
+  sa.sa_handler = on_fatal;
+  sa.sa_flags = SA_RESETHAND;
+  for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+    struct sigaction old;
+    if (sigaction(ends[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+    if (sigaction(ends[i], &sa, NULL) != 0)
+      return COOP_ERROR(COOP_ERR_RUNTIME, "cannot install the handler of signal %d", ends[i]);
+  }
   return 0;
+}
+
+void coop_signal_track(const char *path) {
+  if (!path || strlen(path) >= PATH_MAX) return;
+  for (int i = 0; i < TEMPS; i++)
+    if (!temp_used[i]) {
+      strcpy(temp_path[i], path);
+      __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the path is whole before the handler may read it */
+      temp_used[i] = 1;
+      return;
+    }
+}
+
+void coop_signal_untrack(const char *path) {
+  if (!path) return;
+  for (int i = 0; i < TEMPS; i++)
+    if (temp_used[i] && strcmp(temp_path[i], path) == 0) temp_used[i] = 0;
 }
 
 int coop_signal_stops(int sig, int exit_on_signal) { return sig && exit_on_signal; }

@@ -13,6 +13,7 @@
 
 #include "core/comm.h"
 #include "core/error.h"
+#include "core/signal.h"
 
 /* ---- input files ------------------------------------------------------------ */
 
@@ -153,6 +154,8 @@ int coop_outnames_create(coop_outnames *nm, MPI_Comm comm, const char *path, int
   if (bad) return st ? st : coop_error_remote(COOP_ERR_RUNTIME, "another rank failed while writing %s", path);
   COOP_MPI(MPI_Bcast(nm->tmp, (int)strlen(nm->tmp), MPI_CHAR, 0, comm));
   if (xdmf) COOP_MPI(MPI_Bcast(nm->xmf_tmp, (int)strlen(nm->xmf_tmp), MPI_CHAR, 0, comm));
+  coop_signal_track(nm->tmp); /* Ctrl-C or a hangup leaves no temporary behind */
+  coop_signal_track(nm->xmf_tmp);
   return 0;
 }
 
@@ -178,6 +181,8 @@ void coop_outnames_discard(const coop_outnames *nm) {
 }
 
 void coop_outnames_free(coop_outnames *nm) {
+  coop_signal_untrack(nm->tmp);
+  coop_signal_untrack(nm->xmf_tmp);
   free(nm->tmp);
   free(nm->xmf);
   free(nm->xmf_tmp);
