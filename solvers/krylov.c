@@ -26,7 +26,7 @@ static int setup_pc(coop_solve *sv, krylov_data *k, int status) {
   if (!status && !(inv = malloc((size_t)A->n * sizeof *inv + 1)))
     status = COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   for (int64_t i = 0; inv && i < A->n; i++) {
-    if (A->diag[i] == 0.0 || !isfinite(A->diag[i])) {
+    if (!(fabs(A->diag[i]) >= DBL_MIN) || !isfinite(A->diag[i])) { /* below DBL_MIN its inverse overflows */
       if (bad < 0) bad = i;
       inv[i] = 0.0;
     } else {
@@ -42,10 +42,20 @@ static int setup_pc(coop_solve *sv, krylov_data *k, int status) {
   if (rc != MPI_SUCCESS) rc = coop_error_mpi(rc, "MPI_Allreduce", __FILE__, __LINE__);
   else if (status) rc = status;
   else if (v[1] < 0) rc = coop_error_remote((int)-v[1], "stopped because another rank failed");
-  else if (v[0] != LLONG_MAX)
-    rc = coop_error_input("solver.pc = jacobi: row %lld of the matrix has a zero or missing diagonal "
-                          "entry, so the Jacobi preconditioner does not exist (use solver.pc = none)",
-                          v[0] + 1);
+  else if (v[0] != LLONG_MAX) {
+    /* the entry of that row, from the rank that holds it (the others add 0) */
+    double d = first == v[0] ? A->diag[bad] : 0.0;
+    rc = MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_DOUBLE, MPI_SUM, sv->comm->world);
+    if (rc != MPI_SUCCESS) rc = coop_error_mpi(rc, "MPI_Allreduce", __FILE__, __LINE__);
+    else if (d == 0.0)
+      rc = coop_error_input("solver.pc = jacobi: row %lld of the matrix has a zero or missing diagonal "
+                            "entry, so the Jacobi preconditioner does not exist (use solver.pc = none)",
+                            v[0] + 1);
+    else
+      rc = coop_error_input("solver.pc = jacobi: row %lld of the matrix has the diagonal entry %g, too small to "
+                            "invert (its inverse overflows), so the Jacobi preconditioner does not exist (use "
+                            "solver.pc = none)", v[0] + 1, d);
+  }
   if (!rc) rc = coop_vec_duplicate(sv->b, &k->inv_diag);
   if (!rc) rc = coop_vec_upload(k->inv_diag, inv);
   free(inv);

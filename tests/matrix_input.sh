@@ -62,10 +62,15 @@ bad 1 "$TMP/none.mtx: " "No such file" --set "problem.matrix=$DATA/nos6.mtx" --s
   --dry-run
 # a missing diagonal entry with solver.pc = jacobi: the row named, in a dry run as in a run
 printf '%%%%MatrixMarket matrix coordinate real general\n4 4 4\n1 1 2\n2 2 2\n3 3 2\n4 3 1\n' >"$TMP/nodiag.mtx"
+# and a diagonal entry too small to invert (its inverse overflows: the run
+# would end diverged_nan)
+printf '%%%%MatrixMarket matrix coordinate real general\n4 4 4\n1 1 2\n2 2 2\n3 3 1e-320\n4 4 1\n' >"$TMP/tinydiag.mtx"
 for dry in "" --dry-run; do
   for n in 1 2; do
     bad $n "solver.pc = jacobi: row 4 of the matrix has a zero or missing diagonal entry" "" \
       --set "problem.matrix=$TMP/nodiag.mtx" --set solver.pc=jacobi $dry
+    bad $n "solver.pc = jacobi: row 3 of the matrix has the diagonal entry 9.99989e-321, too small to invert" "" \
+      --set "problem.matrix=$TMP/tinydiag.mtx" --set solver.pc=jacobi $dry
   done
 done
 # a size line alone must not size the reader's arrays past what a rank may hold

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -204,6 +205,23 @@ static int parse_index(const reader *r, const char *s, const char *what, int64_t
   return 0;
 }
 
+/* The format's reals are decimal: [sign] digits [. digits] [e|E [sign] digits], a digit somewhere before the exponent. */
+static int is_decimal(const char *s) {
+  int digits = 0;
+  if (*s == '+' || *s == '-') s++;
+  while (isdigit((unsigned char)*s)) s++, digits++;
+  if (*s == '.')
+    for (s++; isdigit((unsigned char)*s); s++) digits++;
+  if (!digits) return 0;
+  if (*s == 'e' || *s == 'E') {
+    s++;
+    if (*s == '+' || *s == '-') s++;
+    if (!isdigit((unsigned char)*s)) return 0;
+    while (isdigit((unsigned char)*s)) s++;
+  }
+  return *s == '\0';
+}
+
 static int parse_value(const reader *r, const char *s, int field, double *v) {
   char *end;
   int64_t k;
@@ -219,10 +237,10 @@ static int parse_value(const reader *r, const char *s, int field, double *v) {
   }
   errno = 0;
   *v = strtod(s, &end);
-  if (end == s || *end)
-    return bad(r, r->line, "value '%.40s' is not a number: expected a real number", s);
-  if (!isfinite(*v))
-    return bad(r, r->line, "value '%.40s' is not finite: expected a finite real number", s);
+  if (end == s || *end) return bad(r, r->line, "value '%.40s' is not a number: expected a real number", s);
+  if (!isfinite(*v)) return bad(r, r->line, "value '%.40s' is not finite: expected a finite real number", s);
+  if (!is_decimal(s)) /* strtod also reads hexadecimal */
+    return bad(r, r->line, "value '%.40s' is not a decimal number: expected a real number such as 1.5e-3", s);
   return 0;
 }
 
@@ -544,12 +562,15 @@ int coop_mm_read(const char *path, int64_t row_lo, int64_t row_hi, coop_mm_matri
   return st;
 }
 
-int64_t coop_mm_zero_diagonal(const coop_mm_matrix *m) {
+int64_t coop_mm_zero_diagonal(const coop_mm_matrix *m, double *diag) {
   for (int64_t r = 0; r < m->row_hi - m->row_lo; r++) {
     double d = 0.0;
     for (int64_t j = m->rowptr[r]; j < m->rowptr[r + 1]; j++)
       if (m->colind[j] == m->row_lo + r) d = m->val[j];
-    if (d == 0.0) return m->row_lo + r;
+    if (fabs(d) < DBL_MIN) {
+      if (diag) *diag = d;
+      return m->row_lo + r;
+    }
   }
   return -1;
 }

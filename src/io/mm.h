@@ -20,9 +20,10 @@ typedef struct {
   int64_t announced; /* entries the size line announced */
 } coop_mm_matrix;
 
-/* The first kept row (global, 0-based) whose diagonal entry is zero or
- * missing, or -1. */
-int64_t coop_mm_zero_diagonal(const coop_mm_matrix *m);
+/* The first kept row (global, 0-based) whose diagonal entry is zero, missing
+ * or too small to invert (below DBL_MIN: its inverse overflows), or -1; its
+ * entry (0 when missing) in *diag when diag is not NULL. */
+int64_t coop_mm_zero_diagonal(const coop_mm_matrix *m, double *diag);
 
 /* Size line of a coordinate matrix file: rows, cols, announced entries. Checks the
  * banner and size line as coop_mm_read does (square, count the file can hold). */

@@ -748,10 +748,15 @@ static void fill_generated(const coop_batch_spec *sp, int64_t i, int64_t row0, i
 static int read_matrix(const coop_batch_spec *sp, int64_t i, coop_mm_matrix *m) {
   const int rc = coop_mm_read(sp->matrix[i], 0, -1, m);
   if (rc) return entry_error(sp, i, rc);
-  const int64_t bad = sp->method == COOP_BATCH_JACOBI || sp->pc ? coop_mm_zero_diagonal(m) : -1;
-  if (bad >= 0)
+  double d = 0.0;
+  const int64_t bad = sp->method == COOP_BATCH_JACOBI || sp->pc ? coop_mm_zero_diagonal(m, &d) : -1;
+  if (bad >= 0 && d == 0.0)
     return entry_input(sp, i, "%s: row %lld has a zero or missing diagonal entry, so %s does not exist "
                        "(use solver.name = cg with solver.pc = none)", sp->matrix[i], (long long)bad + 1,
+                       sp->pc ? "the Jacobi preconditioner" : "the Jacobi iteration");
+  if (bad >= 0)
+    return entry_input(sp, i, "%s: row %lld has the diagonal entry %g, too small to invert, so %s does not exist "
+                       "(use solver.name = cg with solver.pc = none)", sp->matrix[i], (long long)bad + 1, d,
                        sp->pc ? "the Jacobi preconditioner" : "the Jacobi iteration");
   return 0;
 }

@@ -194,15 +194,23 @@ int coop_linsys_check(const coop_linsys *ls, const coop_comm *c, const coop_conf
   COOP_CHECK(coop_comm_agree(c, rc));
   if (strcmp(coop_config_str(cfg, "solver.pc"), "jacobi") != 0) return 0;
   /* the first row of all ranks without a diagonal entry (krylov.c's message) */
-  const int64_t bad = coop_mm_zero_diagonal(&ls->mm);
-  long long first = bad < 0 ? LLONG_MAX : (long long)bad;
-  COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_LONG_LONG, MPI_MIN, c->world));
-  if (first == LLONG_MAX) return 0;
-  rc = c->rank == 0 ? coop_error_input("solver.pc = jacobi: row %lld of the matrix has a zero or missing diagonal "
-                                       "entry, so the Jacobi preconditioner does not exist (use solver.pc = none)",
-                                       first + 1)
-                    : coop_error_remote(COOP_ERR_INPUT, "stopped because another rank met an input error");
-  return rc;
+  double d = 0.0;
+  const int64_t bad = coop_mm_zero_diagonal(&ls->mm, &d);
+  /* the lowest such row (MPI_MINLOC on row, rank) and its entry, from the rank that holds it */
+  struct {
+    long row;
+    int rank;
+  } in = {bad < 0 ? LONG_MAX : (long)bad, c->rank}, out;
+  COOP_MPI(MPI_Allreduce(&in, &out, 1, MPI_LONG_INT, MPI_MINLOC, c->world));
+  if (out.row == LONG_MAX) return 0;
+  COOP_MPI(MPI_Bcast(&d, 1, MPI_DOUBLE, out.rank, c->world));
+  if (c->rank != 0) return coop_error_remote(COOP_ERR_INPUT, "stopped because another rank met an input error");
+  if (d == 0.0)
+    return coop_error_input("solver.pc = jacobi: row %ld of the matrix has a zero or missing diagonal entry, so the "
+                            "Jacobi preconditioner does not exist (use solver.pc = none)", out.row + 1);
+  return coop_error_input("solver.pc = jacobi: row %ld of the matrix has the diagonal entry %g, too small to invert "
+                          "(its inverse overflows), so the Jacobi preconditioner does not exist (use solver.pc = none)",
+                          out.row + 1, d);
 }
 
 /* The operator, then x0 and b. Every collective here is reached by all ranks:
