@@ -118,10 +118,10 @@ bad 2 "no input file given" - --dry-run
 bad 1 "no input file given" - --set grid.nx=4
 
 # -- the grid cannot be split over the ranks
-bad 3 "grid too small for 3 ranks: " "$GOOD" in.ini --set grid.nx=2 --set grid.ny=2
-bad 2 "grid too small for 2 ranks: " "$GOOD" in.ini --set grid.nx=1 --set grid.ny=1
-bad 2 "grid too small for 2 ranks: " "$GOOD|ghost = 2" in.ini --set grid.nx=3 --set grid.ny=3
-bad 3 "grid too small for 3 ranks: " "$GOOD" in.ini --set grid.nx=2 --set grid.ny=2 --dry-run
+bad 3 "grid.ny = 2: too small for 3 ranks (split over 3 ranks along y" "$GOOD" in.ini --set grid.nx=2 --set grid.ny=2
+bad 2 "grid.ny = 1: too small for 2 ranks" "$GOOD" in.ini --set grid.nx=1 --set grid.ny=1
+bad 2 "grid.ny = 3: too small for 2 ranks (split over 2 ranks along y it leaves a rank fewer than 2 point(s), the ghost width)" "$GOOD|ghost = 2" in.ini --set grid.nx=3 --set grid.ny=3
+bad 3 "grid.ny = 2: too small for 3 ranks" "$GOOD" in.ini --set grid.nx=2 --set grid.ny=2 --dry-run
 # -- more points than the counts (int64_t, size_t) hold: they would wrap and size
 #    arrays smaller than the loops that fill them (the Krylov form crashed)
 bad 1 "grid.nx x grid.ny x grid.nz = 7.379e+19 points: at most 2^53" "$GOOD" in.ini \

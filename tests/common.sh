@@ -87,6 +87,8 @@ coop_expect_input_error() {
   [ ! -s "$TMP/out" ] || { cat "$TMP/out"; fail "$what: wrote to stdout"; }
   lines=$(grep -c '^coopsolve:' "$TMP/err")
   [ "$lines" = 1 ] || { cat "$TMP/err"; fail "$what: $lines coopsolve lines on stderr, not 1"; }
+  # an input error names the file, key or option, never the rank that met it (a run-time fault's form)
+  ! grep -q '^coopsolve: rank [0-9]' "$TMP/err" || { cat "$TMP/err"; fail "$what: an input error told as a fault"; }
   want="coopsolve: $prefix" awk 'index($0, ENVIRON["want"]) == 1 { n++ } END { exit n != 1 }' \
     "$TMP/err" || { cat "$TMP/err"; fail "$what: no message starting 'coopsolve: $prefix'"; }
   [ -z "$sub" ] || want="$sub" awk 'index($0, ENVIRON["want"]) { n++ } END { exit n != 1 }' \

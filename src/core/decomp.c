@@ -31,10 +31,10 @@ static int check_fits(const coop_decomp *d, int64_t min_points) {
   static const char axis[] = "xyz";
   for (int a = 0; a < d->ndim; a++)
     if (d->global_n[a] / d->dims[a] < min_points)
-      return coop_error_input("grid too small for %d ranks: grid.n%c = %lld split over %d ranks "
-                              "leaves a rank fewer than %lld point(s) along %c (the ghost width)",
-                              d->dims[0] * d->dims[1] * d->dims[2], axis[a],
-                              (long long)d->global_n[a], d->dims[a], (long long)min_points, axis[a]);
+      return coop_error_input("grid.n%c = %lld: too small for %d ranks (split over %d ranks along %c it "
+                              "leaves a rank fewer than %lld point(s), the ghost width)", axis[a],
+                              (long long)d->global_n[a], d->dims[0] * d->dims[1] * d->dims[2], d->dims[a], axis[a],
+                              (long long)min_points);
   return 0;
 }
 

@@ -187,7 +187,7 @@ static int vector_io(hid_t g, const char *name, const coop_ckpt_layout *L, doubl
     hsize_t have[3] = {0, 0, 0};
     if (H5Sget_simple_extent_ndims(fs) != L->ndim || H5Sget_simple_extent_dims(fs, have, NULL) < 0 ||
         memcmp(have, dims, (size_t)L->ndim * sizeof *dims) != 0) {
-      st = coop_error_input("checkpoint dataset /checkpoint/%s does not have this problem's shape", name);
+      st = coop_error_input("--restart: /checkpoint/%s does not have this problem's shape", name);
       goto done;
     }
   }
@@ -220,7 +220,7 @@ static int small_io(hid_t g, const char *name, hid_t mtype, hid_t ftype, void *d
     COOP_H5_ID(fs, H5Dget_space(ds));
     COOP_H5_TRY(H5Sget_simple_extent_dims(fs, dims, NULL));
     if (dims[0] != n) {
-      st = coop_error_input("checkpoint dataset %s has %llu entries, not %llu", name,
+      st = coop_error_input("--restart: /history/%s has %llu entries, not %llu", name,
                             (unsigned long long)dims[0], (unsigned long long)n);
       goto done;
     }
@@ -697,8 +697,8 @@ static int read_open(const char *path, hid_t f, hid_t g, const coop_comm *c, con
   hsize_t n = 0;
   COOP_H5_TRY(H5Sget_simple_extent_dims(sp, &n, NULL));
   if ((int64_t)n > hist_cap) {
-    st = coop_error_input("checkpoint history of %llu checks does not fit this run's %lld (raise "
-                          "solver.max_iter)", (unsigned long long)n, (long long)hist_cap);
+    st = coop_error_input("--restart %s: /history holds %llu checks, more than this run keeps (%lld: raise "
+                          "solver.max_iter)", path, (unsigned long long)n, (long long)hist_cap);
     goto done;
   }
   d->hist_len = (int64_t)n;
