@@ -59,6 +59,7 @@ typedef struct {
 
 /* Exit status of a run stopped by a signal after writing a whole checkpoint. */
 #define EXIT_CHECKPOINTED 3
+#define EXIT_NOT_CONVERGED 4 /* solver.error_if_not_converged (PETSc's name) */
 
 /* Print an agreed failure once and return it: an input error by the one rank
  * coop_comm_agree left to tell it (rank 0 unless only another rank met it),
@@ -692,6 +693,20 @@ static int finish(app_state *a, const coop_comm *c) {
   return st;
 }
 
+/* solver.error_if_not_converged: a solve that ended without converging is
+ * status 4 (its output written), so a job chain notices; heat's steps complete. */
+static int check_converged(const app_state *a, const coop_comm *c) {
+  const int r = a->sv.ctl.reason;
+  if (!coop_config_bool(a->cfg, "solver.error_if_not_converged") || coop_reason_converged(r) || r == COOP_COMPLETED)
+    return 0;
+  if (c->rank == 0)
+    fprintf(stderr, "coopsolve: the solve ended %s after %lld iterations (relative residual %.3e); "
+            "solver.error_if_not_converged = true: exit status %d\n", coop_reason_name(r),
+            (long long)a->sv.ctl.iterations, a->sv.ctl.r0 > 0 ? a->sv.ctl.rnorm / a->sv.ctl.r0 : 0.0,
+            EXIT_NOT_CONVERGED);
+  return EXIT_NOT_CONVERGED;
+}
+
 int coop_app_run(const coop_comm *c, int argc, char **argv) {
   app_state *a = calloc(1, sizeof *a);
   int st;
@@ -720,6 +735,7 @@ int coop_app_run(const coop_comm *c, int argc, char **argv) {
       st = EXIT_CHECKPOINTED;
     } else {
       st = finish(a, c);
+      if (!st) st = check_converged(a, c);
     }
   }
   teardown(a);

@@ -686,6 +686,25 @@ static int finish(bstate *s) {
   return 0;
 }
 
+/* solver.error_if_not_converged: status 4 when any problem ended without
+ * converging (heat's completed steps count as done), the output written. */
+static int check_converged(const bstate *s) {
+  if (!coop_config_bool(s->in->cfg, "solver.error_if_not_converged")) return 0;
+  int st = 0; /* rank 0 holds every problem's reason (gather) */
+  if (s->c->rank == 0) {
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < s->sp.count; i++)
+      if (!coop_reason_converged(s->g.reason[i]) && s->g.reason[i] != COOP_COMPLETED && bad++ == 0) first = i;
+    if (bad)
+      fprintf(stderr, "coopsolve: %lld of %lld problems ended without converging (problem %lld: %s); "
+              "solver.error_if_not_converged = true: exit status 4\n", (long long)bad, (long long)s->sp.count,
+              (long long)first, coop_reason_name(s->g.reason[first]));
+    st = bad ? 4 : 0;
+  }
+  MPI_Bcast(&st, 1, MPI_INT, 0, s->c->world);
+  return st;
+}
+
 static int plan(bstate *s) {
   uint64_t est[2], most[2], limit;
   int most_rank = 0, st;
@@ -711,7 +730,7 @@ int coop_run_batch(const coop_comm *c, const coop_batch_input *in) {
     int stop = 0;
     if (!(st = step(c, setup_solve(s))) && !(st = step(c, solve(s))) && !(st = step(c, signal_taken(s, &stop))) &&
         !(st = finish(s)))
-      st = stop;
+      st = stop ? stop : check_converged(s);
   }
   gather_free(&s->g);
   free(s->x);

@@ -54,6 +54,9 @@ static const coop_key_info keys[] = {
     KEY_REAL("solver", "dtol", "1e5", 0, INFINITY, 0, 1,
              "diverged when ||r|| > dtol * ||r0||; 0: never"),
     KEY_INT("solver", "max_iter", "10000", 0, 1e12, "stop after this many iterations (sweeps)"),
+    KEY_BOOL("solver", "error_if_not_converged", "false",
+             "exit with status 4 when a solve ends without converging (a diverged_* reason, max_iter "
+             "included; in a batch, any problem), after writing the output"),
     KEY_INT("solver", "check_every", "100", 1, 1e9,
             "jacobi, heat: steps between residual checks (Krylov methods check every iteration)"),
     KEY_REAL("solver", "alpha", "1", 0, INFINITY, 1, 1, "heat: diffusivity in u_t = alpha (lap(u) + f); batches: u_t = alpha (f - A u)"),
