@@ -139,3 +139,12 @@ for k in $("$COOPSOLVE" --help | sed -n 's/^  \([a-z]*\.[a-z_0-9]*\)  .*/\1/p');
   grep -qE "^\| $s\.([a-z_0-9]+, )*$n(, [a-z_0-9]+)* \|" "$COOP_SRCDIR/README.md" ||
     fail "README.md: key $k missing from the key reference"
 done
+
+# every example input is a run that starts: its dry run passes at 2 ranks
+# (the matrix example names a matrix of the tests)
+for f in "$INPUTS"/*.ini; do
+  extra=
+  case $f in */matrix.ini) extra="--set problem.matrix=$COOP_SRCDIR/tests/data/nos6.mtx" ;; esac
+  coop_mpirun 2 "$COOPSOLVE" --backend host "$f" $extra --dry-run >"$TMP/dry.out" 2>&1 ||
+    { cat "$TMP/dry.out"; fail "$f: its dry run fails"; }
+done
