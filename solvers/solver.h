@@ -20,6 +20,7 @@
 #include "solvers/stop.h"
 
 #define COOP_MAX_PHASES 8
+#define COOP_MONITOR_AUTO (-1)
 
 struct coop_ckpt; /* solvers/checkpoint.h */
 
@@ -36,7 +37,8 @@ typedef struct {
   int fuse_sweeps_req;   /* run.fuse_sweeps: sweeps a pass of the streamed 2D whole solve (1, 2; 0: auto) */
   const char *pc;        /* solver.pc: none or jacobi */
   int cg_single_reduction; /* solver.cg_single_reduction: cg in Chronopoulos-Gear form */
-  int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none */
+  int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none; COOP_MONITOR_AUTO: about 20 */
+  int monitor_res, monitor_it; /* auto: the twentieths of the way to rtol and to max_iter last shown */
   int64_t global_n;      /* unknowns on all ranks, for throughput */
   coop_solve_ctl ctl;    /* stopping rule in, results and history out */
   struct coop_ckpt *ckpt; /* checkpoints and restart (solvers/checkpoint.h); NULL: none */
@@ -49,7 +51,7 @@ typedef struct {
   void *u, *unew; /* backend memory; both hold the boundary values */
   const void *f;  /* NULL: a zero right-hand side (never read) */
   /* heat (explicit time stepping of u_t = alpha lap(u) + f) */
-  double alpha, dt;
+  double alpha, dt; /* dt > 0 only for heat (its setup sets the step it takes) */
   /* time series: every snapshot_every steps (0: none) the solver calls
    * snapshot(ctx, u, step, time) with the field in backend memory, ghosts
    * current; the driver writes it (solvers never write files) */

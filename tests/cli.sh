@@ -148,3 +148,35 @@ for f in "$INPUTS"/*.ini; do
   coop_mpirun 2 "$COOPSOLVE" --backend host "$f" $extra --dry-run >"$TMP/dry.out" 2>&1 ||
     { cat "$TMP/dry.out"; fail "$f: its dry run fails"; }
 done
+
+# the monitor: auto gives about 20 lines a solve (CG on nos6: every iteration
+# where the residual moved another twentieth of the way to rtol), the first
+# and last check among them; heat lines carry the simulated time t; matrix
+# throughput in rows; every N prints each N-th iteration
+mon() { # NAME RANKS ARG...: lines of the monitor into $TMP/NAME.mon
+  name=$1 n=$2
+  shift 2
+  coop_mpirun "$n" "$COOPSOLVE" --backend host "$@" --output "$TMP/$name.h5" >"$TMP/$name.out" 2>&1 ||
+    { cat "$TMP/$name.out"; fail "monitor $name"; }
+  grep '^  iter ' "$TMP/$name.out" >"$TMP/$name.mon"
+}
+for n in 1 2; do
+  mon cg$n $n "$INPUTS/matrix.ini" --set "problem.matrix=$COOP_SRCDIR/tests/data/nos6.mtx"
+  lines=$(wc -l <"$TMP/cg$n.mon")
+  [ "$lines" -ge 8 ] && [ "$lines" -le 30 ] || { cat "$TMP/cg$n.mon"; fail "auto monitor, CG: $lines lines"; }
+  head -1 "$TMP/cg$n.mon" | grep -q '^  iter          0 ' || fail "auto monitor: no first check"
+  its=$(sed -n 's/^  iterations  //p' "$TMP/cg$n.out")
+  tail -1 "$TMP/cg$n.mon" | grep -q "^  iter  *$its " || { cat "$TMP/cg$n.mon"; fail "auto monitor: not the last check ($its)"; }
+  grep -q ' Mrows/s$' "$TMP/cg$n.mon" && ! grep -q 'Mpts' "$TMP/cg$n.mon" || fail "auto monitor: a matrix's rows"
+  mon heat$n $n "$INPUTS/heat.ini" --set grid.nx=32 --set grid.ny=32 --set solver.max_iter=400 --set solver.check_every=1
+  lines=$(wc -l <"$TMP/heat$n.mon")
+  [ "$lines" -ge 18 ] && [ "$lines" -le 23 ] || { cat "$TMP/heat$n.mon"; fail "auto monitor, heat: $lines lines"; }
+  grep -q '^  iter         20 .*  t 0\.00' "$TMP/heat$n.mon" || { cat "$TMP/heat$n.mon"; fail "heat monitor: no t"; }
+  mon every$n $n "$INPUTS/quickstart.ini" --set grid.nx=16 --set grid.ny=16 --set solver.max_iter=30 \
+    --set solver.check_every=1 --set output.monitor_every=7
+  [ "$(sed -n 's/^  iter  *\([0-9]*\) .*/\1/p' "$TMP/every$n.mon" | tr '\n' ' ')" = "0 7 14 21 28 " ] ||
+    { cat "$TMP/every$n.mon"; fail "output.monitor_every = 7"; }
+done
+what="output.monitor_every = x"
+coop_expect_input_error "$TMP" 2 "output.monitor_every = x (from --set): expected auto or an integer >= 0" "" \
+  "$INPUTS/quickstart.ini" --set output.monitor_every=x

@@ -119,13 +119,31 @@ static int read_input(const coop_comm *c, const char *path, char **text) {
   return 0;
 }
 
+/* output.monitor_every: auto (COOP_MONITOR_AUTO) or an integer >= 0. */
+static int monitor_every(const coop_config *cfg, int64_t *every) {
+  const char *v = coop_config_str(cfg, "output.monitor_every");
+  char *end = NULL;
+  if (strcmp(v, "auto") == 0) {
+    *every = COOP_MONITOR_AUTO;
+    return 0;
+  }
+  errno = 0;
+  const long long n = strtoll(v, &end, 10);
+  if (end == v || *end || errno || n < 0)
+    return coop_error_input("output.monitor_every = %s (from %s): expected auto or an integer >= 0", v,
+                            coop_config_origin(cfg, "output.monitor_every"));
+  *every = n;
+  return 0;
+}
+
 static int load_config(app_state *a, const coop_comm *c) {
   COOP_CHECK(read_input(c, a->cli.input, &a->text));
   COOP_CHECK(coop_config_create(&a->cfg));
   COOP_CHECK(coop_config_parse(a->cfg, a->cli.input, a->text));
   for (int i = 0; i < a->cli.nsets; i++) COOP_CHECK(coop_config_set(a->cfg, a->cli.sets[i]));
   COOP_CHECK(coop_config_validate(a->cfg));
-  return 0;
+  int64_t every;
+  return monitor_every(a->cfg, &every);
 }
 
 /* The files a run reads that an output could replace: the input file, and
@@ -510,9 +528,9 @@ static int setup_form(app_state *a, const coop_comm *c) {
   sv->cg_single_reduction = coop_config_bool(a->cfg, "solver.cg_single_reduction");
   sv->true_rnorm = -1.0;
   sv->global_n = a->ls.n_global;
-  sv->monitor_every = coop_config_int(a->cfg, "output.monitor_every");
+  (void)monitor_every(a->cfg, &sv->monitor_every); /* checked in load_config */
   sv->alpha = coop_config_real(a->cfg, "solver.alpha");
-  sv->dt = coop_config_real(a->cfg, "solver.dt"); /* 0: the method picks (heat) */
+  sv->dt = is_heat(a) ? coop_config_real(a->cfg, "solver.dt") : 0.0; /* 0: the method picks (heat) */
   sv->snapshot_every = is_heat(a) ? coop_config_int(a->cfg, "output.every") : 0;
   ctl->max_iter = coop_config_int(a->cfg, "solver.max_iter");
   ctl->check_every = a->type->grid_form ? coop_config_int(a->cfg, "solver.check_every") : 1;

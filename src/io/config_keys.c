@@ -134,7 +134,9 @@ static const coop_key_info keys[] = {
     KEY_BOOL("output", "fields", "true", "write the solution field(s); false: metadata and history only"),
     KEY_INT("output", "every", "0", 0, 1e12,
             "heat: steps between snapshots of the field in /series (and the XDMF time series); 0: none"),
-    KEY_INT("output", "monitor_every", "1000", 0, 1e12, "sweeps between monitor lines; 0: none"),
+    KEY_STRING("output", "monitor_every", "auto",
+               "iterations between monitor lines; auto: about 20 a solve (each twentieth of the way to "
+               "solver.rtol or to solver.max_iter); 0: none"),
     KEY_STRING("output", "checkpoint", "auto",
                "checkpoint file; auto: the output file's name with .h5 replaced by .ckpt.h5"),
     KEY_INT("output", "checkpoint_every", "0", 0, 1e12,
