@@ -5,7 +5,13 @@
 # solution where it belongs); h5check.py show prints a run's metadata
 # (a batch's too); compare passes
 # equal runs and fails a perturbed field, a NaN or another grid; layout wants
-# every description and variable-length strings.
+# every description and variable-length strings. compare, same and close read
+# a batch run's /batch/solution; coopplot draws u of a heat run written
+# without fields from /series/u. Damaged and foreign files (a dataset for a
+# group, a string for an integer, a 2-D history, bad checksums, a text file,
+# falling offsets, bytes that are not UTF-8, no file) give one line naming the
+# file and the object, exit 2, from every command that reads them, and so does
+# a python3 on PATH without h5py.
 . "$COOP_SRCDIR/tests/common.sh"
 coop_python
 $PY -c 'import matplotlib' 2>/dev/null || { echo "SKIP: no matplotlib (Debian: python3-matplotlib)"; exit 77; }
@@ -80,7 +86,7 @@ $PY "$PLOT" "$TMP/lap.h5" --field nosuch --out "$TMP/bad" 2>/dev/null
 [ $? -eq 1 ] || fail "coopplot --field nosuch: not exit 1"
 [ ! -e "$TMP/bad-nosuch.png" ] || fail "coopplot left a PNG for a missing field"
 $PY "$PLOT" "$TMP/nothere.h5" 2>/dev/null
-[ $? -eq 1 ] || fail "coopplot on a missing file: not exit 1"
+[ $? -eq 2 ] || fail "coopplot on a missing file: not exit 2"
 $PY "$PLOT" "$TMP/lap.h5" --what pictures 2>/dev/null
 [ $? -eq 2 ] || fail "coopplot --what pictures: not exit 2"
 
@@ -180,4 +186,164 @@ $PY "$H5CHECK" layout "$TMP/bytes.h5" 2>"$TMP/err"
 $PY "$H5CHECK" layout "$TMP/nodesc.h5" 2>"$TMP/err"
 [ $? -eq 1 ] && grep -q "/history/residual: attribute description missing" "$TMP/err" ||
   { cat "$TMP/err"; fail "layout passed a dataset without description"; }
+
+# ---- a batch run's solutions: compare, same and close read /batch/solution ----
+coop_mpirun 1 "$COOPSOLVE" --backend host "$INPUTS/batch.ini" --set batch.count=12 \
+  --set batch.sizes=uniform:9:20 --set batch.shift=uniform:0:1 --set output.monitor_every=0 --output "$TMP/bt1.h5" >"$TMP/run.out" 2>&1 ||
+  { cat "$TMP/run.out"; fail "run bt1"; }
+$PY "$H5CHECK" same "$TMP/bt.h5" "$TMP/bt1.h5" || fail "same: a batch at 1 and 2 ranks differs"
+$PY "$H5CHECK" compare "$TMP/bt.h5" "$TMP/bt1.h5" >"$TMP/cmp.out" &&
+  grep -q "^/batch/solution: max abs diff 0.000e+00 .*: ok" "$TMP/cmp.out" || { cat "$TMP/cmp.out"; fail "compare batch"; }
+$PY - "$TMP/bt.h5" "$TMP/btp.h5" <<'EOF2' || fail "cannot make the perturbed batch"
+import shutil, sys, h5py
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    f["batch/solution"][5] += 1e-6
+EOF2
+$PY "$H5CHECK" compare "$TMP/bt.h5" "$TMP/btp.h5" --rtol 1e-9 >"$TMP/cmp.out"
+[ $? -eq 1 ] && grep -q "^/batch/solution: max abs diff 1.000e-06 at (5,), .*: over" "$TMP/cmp.out" ||
+  { cat "$TMP/cmp.out"; fail "compare passed a perturbed batch solution"; }
+$PY "$H5CHECK" same "$TMP/bt.h5" "$TMP/btp.h5" 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q "^/batch/solution: differs; 1 elements, first at (5,)" "$TMP/err" ||
+  { cat "$TMP/err"; fail "same passed a perturbed batch solution"; }
+$PY "$H5CHECK" close "$TMP/bt.h5" "$TMP/btp.h5" --rtol 1e-9 >"$TMP/cmp.out"
+[ $? -eq 1 ] && grep -q "^/batch/solution: .* (over 1e-09)" "$TMP/cmp.out" ||
+  { cat "$TMP/cmp.out"; fail "close passed a perturbed batch solution"; }
+
+# ---- coopplot of a heat run without fields: u's last snapshot from /series/u ----
+HEAT="--set solver.name=heat --set grid.nx=20 --set grid.ny=20 --set solver.max_iter=30 --set output.every=10"
+run heat 1 $HEAT
+run heatnof 1 $HEAT --set output.fields=false
+$PY "$PLOT" "$TMP/heatnof.h5" >"$TMP/plot.out" || fail "coopplot of a heat run without fields"
+printf '%s\n' "$TMP/heatnof-u.png" "$TMP/heatnof-history.png" | cmp -s - "$TMP/plot.out" ||
+  { cat "$TMP/plot.out"; fail "coopplot heat without fields: not the files named"; }
+$PY "$PLOT" "$TMP/heat.h5" --what field >/dev/null || fail "coopplot heat"
+png "$TMP/heatnof-u.png" 640 480
+# the same picture as /fields/u of the run with fields, but for the title
+$PY - "$TMP/heat-u.png" "$TMP/heatnof-u.png" <<'EOF2' || fail "heat without fields: not the picture of /fields/u"
+import sys
+import matplotlib.image as mpimg
+a, b = (mpimg.imread(p)[:, :, :3] for p in sys.argv[1:3])
+if not ((a[30:] == b[30:]).all() and (a[:30] != b[:30]).any()):
+    sys.exit("the images differ below the title, or the titles do not")
+EOF2
+
+# ---- damaged and foreign files: one line, exit 2, from every command that reads them ----
+$PY - "$TMP" <<'EOF2' || fail "cannot make the damaged files"
+import re, shutil, sys, h5py, numpy as np
+tmp = sys.argv[1]
+
+def copy(src, name):
+    shutil.copy(f"{tmp}/{src}.h5", f"{tmp}/{name}.h5")
+    return h5py.File(f"{tmp}/{name}.h5", "r+")
+
+with copy("lap", "d-fields") as f:  # /fields a dataset, not a group
+    del f["fields"]
+    f["fields"] = np.zeros(3)
+with copy("lap", "d-iters") as f:  # a string where an integer belongs
+    f["solver"].attrs["iterations"] = "many"
+with copy("lap", "d-hist") as f:  # a 2-D history
+    r = f["history/residual"][()]
+    del f["history/residual"]
+    f["history/residual"] = np.stack([r, r])
+with copy("lap", "d-utf8") as f:  # a UTF-8 string attribute holding other bytes
+    del f["solver"].attrs["reason"]
+    f["solver"].attrs.create("reason", b"conv\xffrged", dtype=h5py.string_dtype("utf-8"))
+with copy("bt", "d-offsets") as f:  # offsets falling
+    f["batch/offsets"][...] = f["batch/offsets"][()][::-1]
+with open(f"{tmp}/d-text.h5", "w") as f:
+    f.write("not HDF5\n")
+
+# bad checksums: 4 bytes inverted in the object header of /fields/u, then of
+# /solver: the first "OHDR" block whose damage leaves the root group and the
+# object's group readable and the object not
+data = open(f"{tmp}/lap.h5", "rb").read()
+for obj, name in (("fields/u", "d-sum-u"), ("solver", "d-sum-solver")):
+    for at in (m.start() for m in re.finditer(b"OHDR", data)):
+        bad = bytearray(data)
+        bad[at + 24:at + 28] = bytes(b ^ 0xff for b in bad[at + 24:at + 28])
+        open(f"{tmp}/{name}.h5", "wb").write(bad)
+        with h5py.File(f"{tmp}/{name}.h5", "r") as f:
+            try:
+                list(f), f.attrs["program"], f[obj.rpartition("/")[0] or "/"].attrs["description"]
+            except (OSError, KeyError, RuntimeError):
+                continue  # the header of the root group or of the object's group
+            try:
+                f[obj].attrs["description"]
+            except (OSError, KeyError, RuntimeError):
+                break
+    else:
+        sys.exit(f"no header to damage found for /{obj}")
+EOF2
+
+# bad HAS TOOL ARG...: TOOL exits 2 with one line on stderr, starting
+# "TOOL: $file: " and holding HAS, and no traceback
+bad() {
+  has=$1 tool=$2
+  shift 2
+  $PY "$COOP_SRCDIR/tools/$tool" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+  rc=$?
+  what="$tool $*"
+  [ $rc -eq 2 ] || { cat "$TMP/err"; fail "$what: exit status $rc, not 2"; }
+  [ "$(wc -l <"$TMP/err")" -eq 1 ] || { cat "$TMP/err"; fail "$what: not one line on stderr"; }
+  ! grep -q Traceback "$TMP/err" || { cat "$TMP/err"; fail "$what: a traceback"; }
+  want="$tool: $file: " has="$has" awk 'index($0, ENVIRON["want"]) == 1 && index($0, ENVIRON["has"]) { n++ }
+    END { exit n != 1 }' "$TMP/err" || { cat "$TMP/err"; fail "$what: not '$tool: $file: ...$has...'"; }
+}
+# NAME|REFERENCE|HAS|COMMANDS: the commands that read what is wrong in $TMP/NAME.h5
+while IFS='|' read -r name ref has cmds; do
+  file="$TMP/$name.h5"
+  for cmd in $cmds; do
+    case $cmd in
+    show | error) bad "$has" h5check.py "$cmd" "$file" ;;
+    compare | same | close) bad "$has" h5check.py "$cmd" "$TMP/$ref.h5" "$file" ;;
+    layout) bad "$has" h5check.py layout --no-xdmf "$file" ;;
+    plot) bad "$has" coopplot.py "$file" --out "$TMP/dmg" ;;
+    problem) bad "$has" coopplot.py "$file" --problem 1 --out "$TMP/dmg" ;;
+    esac
+  done
+done <<'EOF2'
+d-fields|lap|/fields is a dataset, expected a group|show compare same close plot
+d-iters|lap|/solver attribute 'iterations' is not an integer|show compare plot
+d-hist|lap|/history/residual is 2-D, expected 1-D|show plot
+d-utf8|lap|/solver attribute 'reason' is not UTF-8 text|show compare layout plot
+d-sum-u|lap|/fields/u cannot be read: |show compare same close layout plot
+d-sum-solver|lap|/solver cannot be read: |show error compare layout plot
+d-text|lap|cannot open as HDF5: |show error compare same close layout plot problem
+d-missing|lap|no such file|show error compare same close layout plot
+d-offsets|bt|/batch/offsets does not rise from 0 to |problem
+EOF2
+# the same file as the first of two
+file="$TMP/d-text.h5"
+bad "cannot open as HDF5: " h5check.py compare "$file" "$TMP/lap.h5"
+# layout lists what is wrong in a file it can read, each line naming the file, exit 1
+while IFS='|' read -r name has; do
+  $PY "$H5CHECK" layout --no-xdmf "$TMP/$name.h5" >/dev/null 2>"$TMP/err"
+  rc=$?
+  [ $rc -eq 1 ] && grep -qF "$TMP/$name.h5: $has" "$TMP/err" &&
+    want="$TMP/$name.h5: " awk 'index($0, ENVIRON["want"]) != 1 { n++ } END { exit n != 0 }' "$TMP/err" ||
+    { cat "$TMP/err"; fail "layout $name.h5: exit status $rc, no '$has', or a line not naming the file"; }
+done <<'EOF2'
+d-fields|/fields is a dataset, expected a group
+d-iters|/solver: attribute iterations is object, expected i8
+d-hist|/history/residual: float64(2, 
+d-offsets|/batch/offsets: not rising from 0 to rows
+EOF2
+# offsets that do not match another batch's
+$PY "$H5CHECK" compare "$TMP/bt.h5" "$TMP/d-offsets.h5" >"$TMP/cmp.out"
+[ $? -eq 1 ] && grep -q "^batches differ: /batch/offsets" "$TMP/cmp.out" ||
+  { cat "$TMP/cmp.out"; fail "compare passed other batch offsets"; }
+
+# ---- a python3 on PATH without h5py (the tools start with /usr/bin/env python3) ----
+mkdir "$TMP/bin"
+printf '#!/bin/sh\nexec "%s" -S -I "$@"\n' "$(command -v "$PY")" >"$TMP/bin/python3" # no site-packages
+chmod +x "$TMP/bin/python3"
+"$TMP/bin/python3" -c 'import h5py' 2>/dev/null && fail "python3 -S -I still imports h5py"
+for tool in h5check.py coopplot.py; do
+  [ -x "$COOP_SRCDIR/tools/$tool" ] || fail "tools/$tool is not executable"
+  PATH="$TMP/bin:$PATH" "$COOP_SRCDIR/tools/$tool" show "$TMP/lap.h5" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^$tool: needs h5py.*cannot import h5py$" "$TMP/err" ||
+    { cat "$TMP/err"; fail "$tool under a python3 without h5py: exit status $rc, or not one line saying so"; }
+done
 exit 0

@@ -8,7 +8,9 @@ writes
   PREFIX-NAME.png     the field: a 2D grid as an image in physical coordinates
                       (x right, y up, equal scales); a 3D grid as its three
                       mid-slices (z, y and x through the middle point); a matrix
-                      problem's vector against its row index
+                      problem's vector against its row index. A heat run
+                      written without fields (output.fields = false) gives
+                      PREFIX-u.png of the last snapshot in /series/u
   PREFIX-history.png  the residual per check against the iteration, log scale
   PREFIX-batch.png    a [batch] run (the default --what there): each problem's
                       iterations and solve time against its rows, by reason
@@ -18,47 +20,55 @@ writes
 PREFIX defaults to FILE without ".h5". Images are W x H inches at N dots per
 inch (default 6.4,4.8 and 100: 640 x 480 pixels). Prints each file written.
 
-Exit status: 0 ok, 1 the file cannot be plotted, 2 bad usage. Needs h5py,
-numpy and matplotlib (Debian: python3-h5py python3-matplotlib); draws with the
-Agg backend, so no display is needed.
+Exit status: 0 ok, 1 the file lacks what was asked for, 2 bad usage or a file
+that is not a readable coopsolve output (one line on stderr naming the file and
+the group, dataset or attribute). Needs h5py, numpy and matplotlib (Debian:
+python3-h5py python3-numpy python3-matplotlib) and h5check.py beside it; draws
+with the Agg backend, so no display is needed.
 """
 import argparse
+import os
 import sys
 
-import h5py
-import numpy as np
-
-import matplotlib
+try:
+    import h5py
+    import numpy as np
+    import matplotlib
+except ImportError as e:  # the python3 on PATH is not always the one with h5py
+    print(f"coopplot.py: needs h5py, numpy and matplotlib (Debian: python3-h5py python3-numpy "
+          f"python3-matplotlib); {sys.executable or 'this python3'} cannot import {e.name or 'them'}",
+          file=sys.stderr)
+    sys.exit(2)
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
+# the checked accessors (h5check.py sits beside this file)
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from h5check import (BadFile, attr, dataset, group, member, names, open_h5,  # noqa: E402
+                     read, reason, reason_codes, same_length)
+
+PROG = "coopplot.py"
+
 
 class Failed(Exception):
-    pass
-
-
-def text(value):
-    """An attribute read by h5py as str, bytes or a 0-d array, as str."""
-    if isinstance(value, np.ndarray) and value.shape == ():
-        value = value[()]
-    if isinstance(value, (bytes, np.bytes_)):
-        return value.decode("utf-8")
-    return str(value)
+    """The file lacks what was asked for (exit status 1)."""
 
 
 def coordinates(f, shape):
     """Coordinates of the points along each dataset axis (slowest first): the
     /grid/<axis> datasets, or origin + i * spacing for files without them."""
-    g = f["grid"] if "grid" in f else None
-    axes = text(g.attrs["axes"]) if g is not None and "axes" in g.attrs else "zyx"[3 - len(shape):]
+    g = group(f, "grid")
+    axes = attr(g, "axes", str) or "zyx"[3 - len(shape):]
+    origin, spacing = attr(g, "origin", "floats", []), attr(g, "spacing", "floats", [])
     out = []
     for d, n in enumerate(shape):
-        name = axes[d] if d < len(axes) else "?"
-        if g is not None and name in g and isinstance(g[name], h5py.Dataset) and g[name].shape == (n,):
-            out.append(g[name][()])
-        elif g is not None and "origin" in g.attrs and "spacing" in g.attrs:
-            out.append(g.attrs["origin"][d] + np.arange(n) * g.attrs["spacing"][d])
+        name = axes[d] if d < len(axes) and axes[d] in "zyx" else None
+        c = member(g, name) if name else None
+        if isinstance(c, h5py.Dataset) and c.shape == (n,) and c.dtype.kind == "f":
+            out.append(read(c))
+        elif d < min(len(origin), len(spacing)):
+            out.append(origin[d] + np.arange(n) * spacing[d])
         else:
             out.append(np.arange(n, dtype=float))
     return axes, out
@@ -82,20 +92,48 @@ def image(ax, data, cx, cy, xlabel, ylabel, norm):
     return im
 
 
-def title(f, name):
-    s = f["solver"].attrs if "solver" in f else {}
-    solver = text(s["solver"]) if "solver" in s else "?"
-    reason = text(s["reason"]) if "reason" in s else "?"
-    its = int(s["iterations"]) if "iterations" in s else -1
-    return f"/fields/{name}: {solver}, {reason} after {its} iterations"
+def title(f, what):
+    s = group(f, "solver")
+    return (f"{what}: {attr(s, 'solver', str, '?')}, {attr(s, 'reason', str, '?')} after "
+            f"{attr(s, 'iterations', int, -1)} iterations")
+
+
+def field_data(f, name):
+    """(values, label) of /fields/name or, where a heat run wrote no fields
+    (output.fields = false), of u's last snapshot in /series/u."""
+    d = dataset(group(f, "fields"), name, "fiu", (1, 2, 3))
+    if d is not None:
+        return read(d), f"/fields/{name}"
+    series = group(f, "series") if name == "u" else None
+    u = dataset(series, "u", "fiu", (2, 3, 4))
+    if u is None:
+        raise Failed(f"no /fields/{name}")
+    n = u.shape[0]
+    if n == 0:
+        raise Failed("no /fields/u, and /series/u has no snapshots")
+    label = f"/series/u[{n - 1}]"
+    step, time = dataset(series, "step", "iu"), dataset(series, "time", "f")
+    if step is not None and time is not None and step.shape == time.shape == (n,):
+        label += f" (step {int(read(step, n - 1))}, t = {float(read(time, n - 1)):.6g})"
+    return read(u, n - 1), label
+
+
+def save(fig, path, dpi):
+    try:
+        fig.savefig(path, dpi=dpi)
+    except OSError as e:
+        raise Failed(f"cannot write {path}: {e.strerror or e}")
+    finally:
+        plt.close(fig)
 
 
 def plot_field(f, name, path, size, dpi):
-    if "fields" not in f or name not in f["fields"]:
-        raise Failed(f"no /fields/{name}")
-    u = f["fields"][name][()].astype(np.float64)
+    u, label = field_data(f, name)
+    u = u.astype(np.float64)
+    if u.size == 0:
+        raise Failed(f"{label} is empty")
     fig = plt.figure(figsize=size, dpi=dpi, layout="constrained")
-    fig.suptitle(title(f, name), fontsize="medium")
+    fig.suptitle(title(f, label), fontsize="medium")
     if u.ndim == 1:
         ax = fig.add_subplot()
         ax.plot(np.arange(u.size), u, ".", markersize=2)
@@ -106,7 +144,7 @@ def plot_field(f, name, path, size, dpi):
         ax = fig.add_subplot()
         im = image(ax, u, cx, cy, "x", "y", None)
         fig.colorbar(im, ax=ax, label=name)
-    elif u.ndim == 3:
+    else:
         _, (cz, cy, cx) = coordinates(f, u.shape)
         k, j, i = (n // 2 for n in u.shape)
         norm = matplotlib.colors.Normalize(np.nanmin(u), np.nanmax(u))
@@ -116,19 +154,18 @@ def plot_field(f, name, path, size, dpi):
         im = image(axs[2], u[:, :, i], cy, cz, "y", "z", norm)
         im.axes.set_title(f"x = {cx[i]:.4g}")
         fig.colorbar(im, ax=list(axs), label=name, orientation="horizontal", shrink=0.6, aspect=30)
-    else:
-        plt.close(fig)
-        raise Failed(f"/fields/{name} has {u.ndim} dimensions")
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    save(fig, path, dpi)
 
 
 def plot_history(f, path, size, dpi):
-    h = f["history"] if "history" in f else None
-    if h is None or "iteration" not in h or "residual" not in h:
+    h = group(f, "history")
+    it_d, res_d = dataset(h, "iteration", "iu"), dataset(h, "residual", "f")
+    if it_d is None or res_d is None:
         raise Failed("no /history")
-    it, res = h["iteration"][()], h["residual"][()]
-    kind = text(h["residual"].attrs["kind"]) if "kind" in h["residual"].attrs else "?"
+    it, res = read(it_d), read(res_d)
+    same_length(h, {"iteration": it, "residual": res})
+    kind = attr(res_d, "kind", str, "?")
+    solver = attr(group(f, "solver"), "solver", str, "?")
     fig = plt.figure(figsize=size, dpi=dpi, layout="constrained")
     ax = fig.add_subplot()
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
@@ -140,33 +177,57 @@ def plot_history(f, path, size, dpi):
     ax.set_ylabel("residual")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    s = f["solver"].attrs if "solver" in f else {}
-    ax.set_title(f"{text(s['solver']) if 'solver' in s else '?'}: {len(it)} checks", fontsize="medium")
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    ax.set_title(f"{solver}: {len(it)} checks", fontsize="medium")
+    save(fig, path, dpi)
+
+
+BATCH_ARRAYS = (("iterations", "iu"), ("rows", "iu"), ("reason", "iu"), ("seconds", "f"), ("side", "iu"))
 
 
 def batch_data(f):
-    b = f["batch"] if "batch" in f else None
-    if b is None or "iterations" not in b or "rows" not in b or "reason" not in b:
+    """/batch: {"group", "codes", and its per-problem arrays iterations, rows,
+    reason and, where written, seconds and side}, checked to have one length."""
+    b = group(f, "batch")
+    data = {name: dataset(b, name, kinds) for name, kinds in BATCH_ARRAYS}
+    if data["iterations"] is None or data["rows"] is None or data["reason"] is None:
         raise Failed("no /batch")
-    codes = {}
-    if "codes" in b["reason"].attrs:  # "0 none, 1 converged_rtol, ..."
-        for item in text(b["reason"].attrs["codes"]).split(","):
-            k, _, name = item.strip().partition(" ")
-            if k.lstrip("-").isdigit():
-                codes[int(k)] = name
-    return b, codes
+    codes = reason_codes(data["reason"])
+    data = {name: read(d) for name, d in data.items() if d is not None}
+    same_length(b, data)
+    return dict(data, group=b, codes=codes)
 
 
-def plot_batch(f, path, size, dpi):
-    b, codes = batch_data(f)
-    rows, its, reason = b["rows"][()], b["iterations"][()], b["reason"][()]
-    sec = b["seconds"][()] if "seconds" in b else None
+def problem_rows(batch, i):
+    """(solution dataset, first, end) of problem i's rows in /batch/solution,
+    after checking /batch/offsets."""
+    b, n = batch["group"], batch["iterations"].size
+    if not 0 <= i < n:
+        raise Failed(f"--problem {i}: the batch has problems 0 .. {n - 1}")
+    sol = dataset(b, "solution", "f")
+    if sol is None:
+        raise Failed("no /batch/solution (written with output.fields = false)")
+    d = dataset(b, "offsets", "iu")
+    if d is None:
+        raise BadFile(b, "/batch/offsets missing")
+    off = read(d)
+    if off.size != n + 1:
+        raise BadFile(b, f"/batch/offsets has {off.size} entries, expected {n + 1} (one per problem and one)")
+    if off[0] != 0 or (np.diff(off) < 0).any() or off[-1] != sol.shape[0]:
+        raise BadFile(b, f"/batch/offsets does not rise from 0 to {sol.shape[0]}, "
+                         "the length of /batch/solution")
+    if off[i + 1] == off[i]:
+        raise Failed(f"--problem {i} has no rows")
+    return sol, int(off[i]), int(off[i + 1])
+
+
+def plot_batch(batch, path, size, dpi):
+    b, codes = batch["group"], batch["codes"]
+    rows, its, why = batch["rows"], batch["iterations"], batch["reason"]
+    sec = batch.get("seconds")
     fig = plt.figure(figsize=size, dpi=dpi, layout="constrained")
     axs = fig.subplots(1, 2 if sec is not None else 1, squeeze=False)[0]
-    for r in np.unique(reason):
-        k = reason == r
+    for r in np.unique(why):
+        k = why == r
         label = f"{codes.get(int(r), r)} ({int(k.sum())})"
         axs[0].loglog(rows[k], np.maximum(its[k], 1), ".", label=label)
         if sec is not None:
@@ -179,22 +240,16 @@ def plot_batch(f, path, size, dpi):
         axs[1].set_ylabel("solve time of the problem, s")
     for ax in axs:
         ax.grid(True, which="both", alpha=0.3)
-    a = b.attrs
-    fig.suptitle(f"{rows.size} problems, {text(a.get('method', '?'))} pc {text(a.get('pc', '?'))}, "
-                 f"{text(a.get('sync_used', '?'))}/{text(a.get('schedule_used', '?'))}", fontsize="medium")
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    get = lambda k: attr(b, k, str, "?")
+    fig.suptitle(f"{rows.size} problems, {get('method')} pc {get('pc')}, "
+                 f"{get('sync_used')}/{get('schedule_used')}", fontsize="medium")
+    save(fig, path, dpi)
 
 
-def plot_problem(f, i, path, size, dpi):
-    b, codes = batch_data(f)
-    off = b["offsets"][()]
-    if not 0 <= i < off.size - 1:
-        raise Failed(f"--problem {i}: the batch has problems 0 .. {off.size - 2}")
-    if "solution" not in b:
-        raise Failed("no /batch/solution (written with output.fields = false)")
-    x = b["solution"][off[i]:off[i + 1]].astype(np.float64)
-    side = int(b["side"][i]) if "side" in b else 0
+def plot_problem(batch, i, path, size, dpi):
+    sol, first, end = problem_rows(batch, i)
+    x = read(sol, slice(first, end)).astype(np.float64)
+    side = int(batch["side"][i]) if "side" in batch else 0
     dim = int(round(np.log(x.size) / np.log(side))) if side > 1 else 0
     fig = plt.figure(figsize=size, dpi=dpi, layout="constrained")
     ax = fig.add_subplot()
@@ -210,11 +265,10 @@ def plot_problem(f, i, path, size, dpi):
         ax.set_xlabel("row")
         ax.set_ylabel("x")
         what = f"{x.size} rows"
-    reason = int(b["reason"][i])
-    ax.set_title(f"problem {i}: {what}; {codes.get(reason, reason)} after {int(b['iterations'][i])} iterations",
-                 fontsize="medium")
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    why = int(batch["reason"][i])
+    ax.set_title(f"problem {i}: {what}; {batch['codes'].get(why, why)} after "
+                 f"{int(batch['iterations'][i])} iterations", fontsize="medium")
+    save(fig, path, dpi)
 
 
 def size_arg(s):
@@ -244,35 +298,38 @@ def main(argv=None):
         p.error("--dpi: from 10 to 1000")
     prefix = args.out or (args.file[:-3] if args.file.endswith(".h5") else args.file)
     try:
-        with h5py.File(args.file, "r") as f:
+        with open_h5(args.file) as f:
             if not what:
-                what = {"batch"} if "batch" in f else {"field", "history"}
+                what = {"batch"} if member(f, "batch") is not None else {"field", "history"}
+            batch = batch_data(f) if "batch" in what or args.problem is not None else None
             if args.problem is not None:  # checked before anything is written
-                n = batch_data(f)[0]["offsets"].shape[0] - 1
-                if not 0 <= args.problem < n:
-                    raise Failed(f"--problem {args.problem}: the batch has problems 0 .. {n - 1}")
+                problem_rows(batch, args.problem)
             if "batch" in what:
-                plot_batch(f, f"{prefix}-batch.png", args.size, args.dpi)
+                plot_batch(batch, f"{prefix}-batch.png", args.size, args.dpi)
                 print(f"{prefix}-batch.png")
             if args.problem is not None:
-                plot_problem(f, args.problem, f"{prefix}-problem-{args.problem}.png", args.size, args.dpi)
+                plot_problem(batch, args.problem, f"{prefix}-problem-{args.problem}.png", args.size, args.dpi)
                 print(f"{prefix}-problem-{args.problem}.png")
             if "field" in what:
-                names = list(f["fields"]) if "fields" in f else []
-                name = args.field or next((n for n in ("u", "x") if n in names), names[0] if names else "u")
+                fields = names(group(f, "fields"))
+                name = args.field or next((n for n in ("u", "x") if n in fields), fields[0] if fields else "u")
                 plot_field(f, name, f"{prefix}-{name}.png", args.size, args.dpi)
                 print(f"{prefix}-{name}.png")
             if "history" in what:
                 plot_history(f, f"{prefix}-history.png", args.size, args.dpi)
                 print(f"{prefix}-history.png")
-    except OSError as e:
-        print(f"coopplot: {args.file}: {e}", file=sys.stderr)
-        return 1
     except Failed as e:
-        print(f"coopplot: {args.file}: {e}", file=sys.stderr)
+        print(f"{PROG}: {args.file}: {e}", file=sys.stderr)
         return 1
+    except BadFile as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # h5py's, from a read outside the accessors
+        print(f"{PROG}: {args.file}: cannot read: {reason(e)}", file=sys.stderr)
+        return 2
+    finally:
+        plt.close("all")  # a figure a failure left open
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -17,7 +17,14 @@
   h5check.py close FILE1 FILE2 [--rtol R]  normwise: max|a - b| / max|a| <= rtol
   h5check.py error FILE                    print error_max and error_l2 from /solver
 
-Exit status: 0 ok, 1 a check failed (with messages on stderr), 2 bad usage.
+compare, same and close look at every /fields dataset and, in a batch run's
+file, /batch/solution (all problems' solutions; compare also wants the same
+/batch/offsets); --fields picks /fields datasets only.
+
+Exit status: 0 ok, 1 a check failed (with messages on stderr), 2 bad usage or
+a file that is not a readable coopsolve output (one line on stderr naming the
+file and the group, dataset or attribute; layout lists what it finds wrong in
+a readable file with status 1).
 Needs h5py and numpy only.
 """
 import argparse
@@ -27,9 +34,15 @@ import signal
 import sys
 import xml.etree.ElementTree as ET
 
-import h5py
-import numpy as np
+try:
+    import h5py
+    import numpy as np
+except ImportError as e:  # the python3 on PATH is not always the one with h5py
+    print(f"h5check.py: needs h5py and numpy (Debian: python3-h5py python3-numpy); "
+          f"{sys.executable or 'this python3'} cannot import {e.name or 'them'}", file=sys.stderr)
+    sys.exit(2)
 
+PROG = "h5check.py"
 ROOT_STRINGS = ("program", "version", "created", "devices")
 INPUT_STRINGS = ("name", "text", "resolved")
 SOLVER_STRINGS = ("solver", "backend", "mode", "precision", "reason")
@@ -37,24 +50,170 @@ SOLVER_FLOATS = ("residual", "rel_residual", "solve_time")
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 RESIDUAL_KINDS = ("true", "recurrence")
 
+# ---- checked access: every read of a file goes through these (coopplot.py's too) ----
+# h5py raises these for what HDF5 cannot read in a damaged or foreign file (its
+# _errors.pyx maps HDF5's error classes onto them: a bad checksum inside the
+# file comes as KeyError or RuntimeError as often as OSError); each accessor
+# catches them around its one h5py call and names the object instead.
+H5_ERRORS = (OSError, KeyError, RuntimeError, ValueError, TypeError)
+KIND_WORDS = {"f": "floating-point", "iu": "integer", "fiu": "numeric"}
 
-class Failed(Exception):
-    pass
+
+class BadFile(Exception):
+    """A file that is not a readable coopsolve output; the message is one line
+    naming the file and the object. Exit status 2."""
+
+    def __init__(self, at, what):
+        """at: an h5py object of the file, or the file's path."""
+        super().__init__(f"{at if isinstance(at, str) else at.file.filename}: {what}")
 
 
-def text(value):
-    """An attribute read by h5py as str, bytes or a 0-d array, as str."""
+def reason(e):
+    """An h5py exception's message on one line."""
+    msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+    return " ".join(str(msg).split())
+
+
+def open_h5(path):
+    if not os.path.exists(path):
+        raise BadFile(path, "no such file")
+    try:
+        return h5py.File(path, "r")
+    except OSError as e:
+        raise BadFile(path, f"cannot open as HDF5: {reason(e)}")
+
+
+def path_in(parent, name):
+    return parent.name.rstrip("/") + "/" + name
+
+
+def kind_of(obj):
+    return "a group" if isinstance(obj, h5py.Group) else \
+        "a dataset" if isinstance(obj, h5py.Dataset) else "neither a group nor a dataset"
+
+
+def member(parent, name):
+    """parent's member name (a group or dataset), None where there is none (or
+    no parent)."""
+    if parent is None:
+        return None
+    try:
+        return parent[name] if name in parent else None
+    except H5_ERRORS as e:
+        raise BadFile(parent, f"{path_in(parent, name)} cannot be read: {reason(e)}")
+
+
+def names(g):
+    """The names of group g's members (none where g is None)."""
+    if g is None:
+        return []
+    try:
+        found = list(g)
+    except H5_ERRORS as e:
+        raise BadFile(g, f"{g.name}: its members cannot be listed: {reason(e)}")
+    if not all(isinstance(name, str) for name in found):  # h5py's bytes: not UTF-8
+        raise BadFile(g, f"{g.name}: a member's name is not UTF-8 text")
+    return found
+
+
+def group(parent, name):
+    """Group name in parent, None where there is none; BadFile where it is
+    something else."""
+    g = member(parent, name)
+    if g is not None and not isinstance(g, h5py.Group):
+        raise BadFile(g, f"{path_in(parent, name)} is {kind_of(g)}, expected a group")
+    return g
+
+
+def dataset(parent, name, kinds, ndims=(1,)):
+    """Dataset name in parent of a numpy kind in kinds ("f", "iu" or "fiu") and
+    a rank in ndims; None where there is none; BadFile where it is something
+    else."""
+    d = member(parent, name)
+    if d is None:
+        return None
+    where = path_in(parent, name)
+    if not isinstance(d, h5py.Dataset):
+        raise BadFile(d, f"{where} is {kind_of(d)}, expected a dataset")
+    if d.ndim not in ndims:
+        want = f"{ndims[0]}-D" + (f" to {ndims[-1]}-D" if len(ndims) > 1 else "")
+        raise BadFile(d, f"{where} is {d.ndim}-D, expected {want}")
+    if d.dtype.kind not in kinds:
+        raise BadFile(d, f"{where} holds {d.dtype}, expected {KIND_WORDS[kinds]} values")
+    return d
+
+
+def read(d, sel=()):
+    """d[sel]; BadFile where HDF5 cannot read it."""
+    try:
+        return d[sel]
+    except H5_ERRORS as e:
+        raise BadFile(d, f"{d.name} cannot be read: {reason(e)}")
+
+
+def has_attr(obj, name):
+    try:
+        return name in obj.attrs
+    except H5_ERRORS as e:
+        raise BadFile(obj, f"{obj.name} attribute {name!r} cannot be read: {reason(e)}")
+
+
+def raw_attr(obj, name):
+    """Attribute name of obj as h5py reads it (it must exist)."""
+    try:
+        return obj.attrs[name]
+    except H5_ERRORS as e:  # UnicodeDecodeError is a ValueError
+        raise BadFile(obj, f"{obj.name} attribute {name!r} cannot be read: {reason(e)}")
+
+
+def attr(obj, name, kind, default=None):
+    """Attribute name of obj as kind: str, int, float, or "ints"/"floats" (a
+    1-D array); default where obj (None: no object) has no such attribute;
+    BadFile where it cannot be read or is of another kind."""
+    if obj is None or not has_attr(obj, name):
+        return default
+    value = raw_attr(obj, name)
     if isinstance(value, np.ndarray) and value.shape == ():
         value = value[()]
-    if isinstance(value, (bytes, np.bytes_)):
-        return value.decode("utf-8")
-    return str(value)
+    where = f"{obj.name} attribute {name!r}"
+    if kind is str:
+        try:  # h5py gives bytes for fixed-length strings and str (invalid bytes
+            # as surrogates) for variable-length ones
+            if isinstance(value, (bytes, np.bytes_)):
+                value = bytes(value).decode("utf-8")
+            elif isinstance(value, str):
+                value.encode("utf-8")
+        except UnicodeError:
+            raise BadFile(obj, f"{where} is not UTF-8 text")
+        if not isinstance(value, str):
+            raise BadFile(obj, f"{where} is not a string")
+        return value
+    if kind is int or kind is float:
+        ok = (np.integer,) if kind is int else (np.integer, np.floating)
+        if not isinstance(value, ok):
+            raise BadFile(obj, f"{where} is not {'an integer' if kind is int else 'a number'}")
+        return kind(value)
+    value = np.asarray(value)
+    if value.ndim != 1 or value.dtype.kind not in ("iu" if kind == "ints" else "fiu"):
+        raise BadFile(obj, f"{where} is not a 1-D array of {'integers' if kind == 'ints' else 'numbers'}")
+    return value
+
+
+def reason_codes(d):
+    """{code: name} from the codes attribute of /batch/reason: "0 none, 1 converged_rtol, ..."."""
+    codes = {}
+    for item in attr(d, "codes", str, "").split(","):
+        k, _, name = item.strip().partition(" ")
+        if k.lstrip("-").isdigit():
+            codes[int(k)] = name
+    return codes
 
 
 def xmf_path(path):
     return path[:-3] + ".xmf" if path.endswith(".h5") else path + ".xmf"
 
 
+# ---- layout -----------------------------------------------------------------
 class Checker:
     """Collects every problem instead of stopping at the first."""
 
@@ -68,11 +227,14 @@ class Checker:
         """Attribute `name` of numpy kind ('S' string, 'i'/'f' with size), None if wrong.
         ndim None: scalar; else a 1D array of that length."""
         where = where or obj.name
-        if name not in obj.attrs:
+        if not has_attr(obj, name):
             self.fail(f"{where}: attribute {name} missing")
             return None
-        aid = obj.attrs.get_id(name)
-        dt, shape = aid.dtype, aid.shape
+        try:
+            aid = obj.attrs.get_id(name)
+            dt, shape = aid.dtype, aid.shape
+        except H5_ERRORS as e:
+            raise BadFile(obj, f"{obj.name} attribute {name!r} cannot be read: {reason(e)}")
         want_shape = () if ndim is None else (ndim,)
         if kind == "S":
             # variable-length UTF-8: h5py reads str; fixed-length strings come back as bytes
@@ -84,7 +246,7 @@ class Checker:
             if shape not in ((), None):
                 self.fail(f"{where}: attribute {name} has shape {shape}, expected a scalar")
                 return None
-            return text(obj.attrs[name])
+            return attr(obj, name, str)
         k, size = kind[0], int(kind[1:])
         if dt.kind != k or dt.itemsize != size:
             self.fail(f"{where}: attribute {name} is {dt}, expected {k}{size}")
@@ -92,14 +254,15 @@ class Checker:
         if shape != want_shape:
             self.fail(f"{where}: attribute {name} has shape {shape}, expected {want_shape}")
             return None
-        return obj.attrs[name]
+        return raw_attr(obj, name)
 
     def group(self, f, name):
-        if name not in f or not isinstance(f[name], h5py.Group):
-            self.fail(f"group /{name} missing")
+        g = member(f, name)
+        if g is None or not isinstance(g, h5py.Group):
+            self.fail(f"group /{name} missing" if g is None else f"/{name} is {kind_of(g)}, expected a group")
             return None
-        self.described(f[name])
-        return f[name]
+        self.described(g)
+        return g
 
     def described(self, obj):
         """Every group and dataset says what it is in a non-empty description."""
@@ -108,11 +271,19 @@ class Checker:
             self.fail(f"{obj.name}: empty description")
         return d
 
-    def series(self, g, name, kind):
-        if name not in g or not isinstance(g[name], h5py.Dataset):
-            self.fail(f"{g.name}/{name} missing")
+    def dataset(self, g, name):
+        """Dataset name in group g, else None after saying what is there."""
+        d = member(g, name)
+        if d is None or not isinstance(d, h5py.Dataset):
+            what = "missing" if d is None else f"is {kind_of(d)}, expected a dataset"
+            self.fail(f"{path_in(g, name)} {what}")
             return None
-        d = g[name]
+        return d
+
+    def series(self, g, name, kind):
+        d = self.dataset(g, name)
+        if d is None:
+            return None
         if d.ndim != 1 or d.dtype.kind != kind or d.dtype.itemsize != 8:
             self.fail(f"{d.name}: {d.dtype}{d.shape}, expected 1D {kind}8")
             return None
@@ -121,12 +292,11 @@ class Checker:
 
 
 def check_root(c, f):
-    for name in ROOT_STRINGS:
-        c.attr(f, name, "S", where="/")
+    strings = {name: c.attr(f, name, "S", where="/") for name in ROOT_STRINGS}
     c.described(f)
-    if "program" in f.attrs and text(f.attrs["program"]) != "coopsolve":
-        c.fail(f"/: program is {text(f.attrs['program'])!r}, expected 'coopsolve'")
-    created = c.attr(f, "created", "S", where="/")
+    if strings["program"] is not None and strings["program"] != "coopsolve":
+        c.fail(f"/: program is {strings['program']!r}, expected 'coopsolve'")
+    created = strings["created"]
     if created is not None and not ISO_UTC.match(created):
         c.fail(f"/: created {created!r} is not ISO 8601 UTC")
     ranks = c.attr(f, "ranks", "i4", where="/")
@@ -171,16 +341,16 @@ def check_grid(c, f, ranks):
 def check_coords(c, g, axes, shape, spacing, origin):
     """/grid/<axis>: the points' coordinates, origin + i * spacing."""
     for d, name in enumerate(axes):
-        if name not in g or not isinstance(g[name], h5py.Dataset):
+        ds = member(g, name)
+        if not isinstance(ds, h5py.Dataset):
             c.fail(f"/grid/{name} (coordinates) missing")
             continue
-        ds = g[name]
         c.described(ds)
         if ds.shape != (int(shape[d]),) or ds.dtype != np.dtype("<f8"):
             c.fail(f"{ds.name}: {ds.dtype}{ds.shape}, expected float64 ({int(shape[d])},)")
             continue
         want = origin[d] + np.arange(int(shape[d])) * spacing[d]
-        if not np.allclose(ds[()], want, rtol=1e-14, atol=0):
+        if not np.allclose(read(ds), want, rtol=1e-14, atol=0):
             c.fail(f"{ds.name}: coordinates are not origin + i * spacing")
 
 
@@ -190,7 +360,8 @@ def check_fields(c, f, shape, require_scales=False):
     found = {}
     if g is None:
         return found
-    for name, d in g.items():
+    for name in names(g):
+        d = member(g, name)
         if not isinstance(d, h5py.Dataset):
             c.fail(f"/fields/{name} is not a dataset")
             continue
@@ -200,7 +371,7 @@ def check_fields(c, f, shape, require_scales=False):
             c.fail(f"/fields/{name}: shape {d.shape}, /grid says {shape}")
         c.described(d)
         c.attr(d, "points", "S")
-        if shape is not None and len(shape) > 1:
+        if shape is not None and len(shape) > 1 and d.ndim == len(shape):
             check_field_coords(c, d, require_scales)
         found[name] = d.dtype
     return found
@@ -214,15 +385,37 @@ def check_field_coords(c, d, require_scales):
     coords = c.attr(d, "coordinates", "S")
     if coords is not None and coords != want:
         c.fail(f"{d.name}: coordinates {coords!r}, expected {want!r}")
-    if "DIMENSION_LIST" not in d.attrs:
+    if not has_attr(d, "DIMENSION_LIST"):
         if require_scales:
             c.fail(f"{d.name}: no dimension scales attached")
         return
+    if not scale_attributes_typed(d):
+        c.fail(f"{d.name}: DIMENSION_LIST or DIMENSION_LABELS is not one reference or string per dimension")
+        return
     for i, a in enumerate(axes):
-        scales = [s.name for s in d.dims[i].values()]
-        if scales != [f"/grid/{a}"] or d.dims[i].label != a:
-            c.fail(f"{d.name}: dimension {i} has scales {scales} labelled {d.dims[i].label!r}, "
+        try:
+            scales, label = [s.name for s in d.dims[i].values()], d.dims[i].label
+        except H5_ERRORS as e:
+            raise BadFile(d, f"{d.name}: dimension scales of dimension {i} cannot be read: {reason(e)}")
+        if scales != [f"/grid/{a}"] or label != a:
+            c.fail(f"{d.name}: dimension {i} has scales {scales} labelled {label!r}, "
                    f"expected ['/grid/{a}'] labelled {a!r}")
+
+
+def scale_attributes_typed(d):
+    """Whether d's DIMENSION_LIST (and DIMENSION_LABELS) hold one object
+    reference (string) per dimension: libhdf5_hl's dimension-scale calls,
+    under h5py's d.dims, crash on other types instead of failing."""
+    try:
+        a = d.attrs.get_id("DIMENSION_LIST")
+        refs = h5py.check_vlen_dtype(a.dtype)
+        ok = a.shape == (d.ndim,) and refs is not None and h5py.check_ref_dtype(refs) is h5py.Reference
+        if ok and "DIMENSION_LABELS" in d.attrs:
+            a = d.attrs.get_id("DIMENSION_LABELS")
+            ok = a.shape == (d.ndim,) and h5py.check_string_dtype(a.dtype) is not None
+    except H5_ERRORS as e:
+        raise BadFile(d, f"{d.name}: dimension scale attributes cannot be read: {reason(e)}")
+    return ok
 
 
 def check_solver(c, f):
@@ -235,14 +428,14 @@ def check_solver(c, f):
     c.attr(g, "barriers_per_iteration", "i8")
     for name in ("blocks", "ipc_faces", "halo_fused", "resident"):
         c.attr(g, name, "i8")
-    if "true_residual" in g.attrs:
+    if has_attr(g, "true_residual"):
         c.attr(g, "true_residual", "f8")
     for name in SOLVER_FLOATS:
         c.attr(g, name, "f8")
     for name in ("dt", "time"):  # a time stepper's (heat)
-        if name in g.attrs:
+        if has_attr(g, name):
             c.attr(g, name, "f8")
-    present = [n for n in ("error_max", "error_l2") if n in g.attrs]
+    present = [n for n in ("error_max", "error_l2") if has_attr(g, n)]
     if len(present) == 1:
         c.fail(f"/solver: {present[0]} without its partner")
     for name in present:
@@ -266,13 +459,13 @@ def check_series(c, f, ranks):
     g = c.group(f, "timing")
     if g is None:
         return
-    for name in g:
+    for name in names(g):
         d = c.series(g, name, "f")
         if d is None:
             continue
         if ranks is not None and d.shape != (ranks,):
             c.fail(f"{d.name}: {d.shape[0]} values, expected one per rank ({ranks})")
-        if "units" not in d.attrs or text(d.attrs["units"]) != "s":
+        if not has_attr(d, "units") or c.attr(d, "units", "S") != "s":
             c.fail(f"{d.name}: attribute units missing or not 's'")
 
 
@@ -281,10 +474,10 @@ def check_time_series(c, f, shape):
     chunk, step (int64, T, increasing from >= 0), time (float64, T,
     non-decreasing); the last snapshot is /fields/u when that exists. Returns
     (steps, times, dtype) or None."""
-    if "series" not in f:
+    if member(f, "series") is None:
         return None
     g = c.group(f, "series")
-    u = g.get("u") if g is not None else None
+    u = member(g, "u")
     if not isinstance(u, h5py.Dataset):
         c.fail("/series/u missing")
         return None
@@ -293,7 +486,7 @@ def check_time_series(c, f, shape):
     step, time = c.series(g, "step", "i"), c.series(g, "time", "f")
     if step is None or time is None:
         return None
-    steps, times = step[()], time[()]
+    steps, times = read(step), read(time)
     n = steps.shape[0]
     if shape is not None and u.shape != (n,) + tuple(shape):
         c.fail(f"/series/u: shape {u.shape}, expected {(n,) + tuple(shape)} (step has {n} entries)")
@@ -305,9 +498,10 @@ def check_time_series(c, f, shape):
         c.fail(f"/series: time has {times.shape[0]} entries, step {n}")
     elif n and (steps[0] < 0 or (np.diff(steps) <= 0).any() or (np.diff(times) < 0).any()):
         c.fail(f"/series: steps {steps.tolist()} or times not increasing")
-    fu = f["fields"].get("u") if "fields" in f else None
-    if isinstance(fu, h5py.Dataset) and fu.shape == u.shape[1:] and n and \
-            u[n - 1].tobytes() != fu[()].astype(u.dtype).tobytes():
+    fields = member(f, "fields")
+    fu = member(fields, "u") if isinstance(fields, h5py.Group) else None
+    if isinstance(fu, h5py.Dataset) and u.dtype.kind == fu.dtype.kind == "f" and u.ndim > 1 and \
+            fu.shape == u.shape[1:] and 0 < n <= u.shape[0] and read(u, n - 1).tobytes() != read(fu).astype(u.dtype).tobytes():
         c.fail("/series/u: the last snapshot is not /fields/u")
     return steps, times, u.dtype
 
@@ -428,16 +622,10 @@ def check_xdmf_attributes(c, xp, ugrid, base, dims, fields):
         c.fail(f"{xp}: no Attribute for /fields/{name}")
 
 
-def open_h5(path):
-    try:
-        return h5py.File(path, "r")
-    except OSError as e:
-        raise Failed(f"{path}: cannot open: {e}")
-
-
 def fields_off(f):
     """True when the run was told not to write its fields (output.fields = false)."""
-    resolved = text(f["input"].attrs.get("resolved", "")) if "input" in f else ""
+    inp = member(f, "input")
+    resolved = attr(inp, "resolved", str, "") if isinstance(inp, h5py.Group) else ""
     section = None
     for line in resolved.splitlines():
         m = re.match(r"\s*\[(\w+)\]", line)
@@ -466,20 +654,20 @@ def check_batch(c, f, ranks):
         return
     count, rows = int(count), int(rows)
     data = {}
-    for names, kind in ((BATCH_I8, "i8"), (BATCH_F8, "f8"), (BATCH_I4, "i4")):
-        for name in names:
-            if name not in g or not isinstance(g[name], h5py.Dataset):
-                c.fail(f"/batch/{name} missing")
+    for names_, kind in ((BATCH_I8, "i8"), (BATCH_F8, "f8"), (BATCH_I4, "i4")):
+        for name in names_:
+            d = c.dataset(g, name)
+            if d is None:
                 continue
-            d = g[name]
             want = count + 1 if name == "offsets" else count
             if d.ndim != 1 or d.shape[0] != want or d.dtype.kind != kind[0] or d.dtype.itemsize != int(kind[1:]):
                 c.fail(f"{d.name}: {d.dtype}{d.shape}, expected 1D {kind} of {want}")
                 continue
             c.described(d)
-            data[name] = d[()]
-    if "reason" in g:
-        c.attr(g["reason"], "codes", "S")
+            data[name] = read(d)
+    reason_ds = member(g, "reason")
+    if isinstance(reason_ds, h5py.Dataset):
+        c.attr(reason_ds, "codes", "S")
     off = data.get("offsets")
     if off is not None:
         if off[0] != 0 or (np.diff(off) < 0).any() or off[-1] != rows:
@@ -488,8 +676,10 @@ def check_batch(c, f, ranks):
             c.fail("/batch/offsets: differences are not /batch/rows")
     if "rank" in data and ranks is not None and ((data["rank"] < 0) | (data["rank"] >= ranks)).any():
         c.fail(f"/batch/rank: a rank outside 0..{ranks - 1}")
-    if "solution" in g:
-        sol = g["solution"]
+    if member(g, "solution") is not None:
+        sol = c.dataset(g, "solution")
+        if sol is None:
+            return
         if sol.ndim != 1 or sol.shape[0] != rows or sol.dtype != np.float64:
             c.fail(f"{sol.name}: {sol.dtype}{sol.shape}, expected 1D f8 of {rows}")
         c.described(sol)
@@ -501,7 +691,7 @@ def cmd_layout(args):
     c = Checker()
     with open_h5(args.file) as f:
         ranks = check_root(c, f)
-        if "batch" in f:  # a batch run: /batch in place of /grid and /fields, no XDMF
+        if member(f, "batch") is not None:  # a batch run: /batch in place of /grid and /fields, no XDMF
             check_batch(c, f, ranks)
             check_solver(c, f)
             for p in c.problems:
@@ -523,33 +713,54 @@ def cmd_layout(args):
     return 1 if c.problems else 0
 
 
+# ---- compare, same, close ---------------------------------------------------
+def compared(f, pick):
+    """{path: dataset} of what compare, same and close look at: each /fields
+    dataset (pick: only those names) and, without pick, a batch run's
+    /batch/solution."""
+    found = {}
+    fields = group(f, "fields")
+    for name in names(fields):
+        if pick is None or name in pick:
+            found[f"/fields/{name}"] = dataset(fields, name, "fiu", (1, 2, 3))
+    if pick is None:
+        sol = dataset(group(f, "batch"), "solution", "f")
+        if sol is not None:
+            found["/batch/solution"] = sol
+    return found
+
+
 def field_pairs(args, f1, f2):
-    """(name, a, b) for each field to compare; (name, None, None) after
+    """(path, a, b) for each dataset to compare; (path, None, None) after
     printing why a pair cannot be compared."""
-    names1 = set(f1["fields"]) if "fields" in f1 else set()
-    names2 = set(f2["fields"]) if "fields" in f2 else set()
-    names = args.fields.split(",") if args.fields else sorted(names1 | names2)
-    if not names:
-        print("no fields to compare", file=sys.stderr)
+    pick = args.fields.split(",") if args.fields else None
+    d1, d2 = compared(f1, pick), compared(f2, pick)
+    if pick:
+        paths = [f"/fields/{n}" for n in pick]
+    else:
+        both = d1.keys() | d2.keys()
+        paths = sorted(p for p in both if p.startswith("/fields/")) + \
+            [p for p in ("/batch/solution",) if p in both]
+    if not paths:
+        print("no fields or /batch/solution to compare", file=sys.stderr)
         yield None, None, None
-    for name in names:
-        if name not in names1 or name not in names2:
-            print(f"/fields/{name}: missing in {args.file1 if name not in names1 else args.file2}",
-                  file=sys.stderr)
-            yield name, None, None
+    for path in paths:
+        if path not in d1 or path not in d2:
+            print(f"{path}: missing in {args.file1 if path not in d1 else args.file2}", file=sys.stderr)
+            yield path, None, None
             continue
-        a, b = f1["fields"][name], f2["fields"][name]
+        a, b = d1[path], d2[path]
         if a.shape != b.shape or a.dtype != b.dtype:
-            print(f"/fields/{name}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}", file=sys.stderr)
-            yield name, None, None
+            print(f"{path}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}", file=sys.stderr)
+            yield path, None, None
             continue
-        yield name, a[()], b[()]
+        yield path, read(a), read(b)
 
 
 def cmd_same(args):
     bad = 0
     with open_h5(args.file1) as f1, open_h5(args.file2) as f2:
-        for name, x, y in field_pairs(args, f1, f2):
+        for path, x, y in field_pairs(args, f1, f2):
             if x is None:
                 bad += 1
             elif x.tobytes() != y.tobytes():
@@ -557,7 +768,7 @@ def cmd_same(args):
                 first = np.unravel_index(int(diff[0][0]), x.shape) if x.size else ()
                 with np.errstate(invalid="ignore"):
                     delta = np.abs(x.astype(np.float64) - y)
-                print(f"/fields/{name}: differs; {len(np.unique(diff[:, 0]))} elements, first at "
+                print(f"{path}: differs; {len(np.unique(diff[:, 0]))} elements, first at "
                       f"{tuple(int(i) for i in first)}: {x[first]!r} vs {y[first]!r}; "
                       f"max |diff| {np.max(delta):.6g}", file=sys.stderr)
                 bad += 1
@@ -568,7 +779,7 @@ def cmd_close(args):
     """Normwise relative agreement: max|a - b| / max|a| <= rtol, no NaN."""
     bad = 0
     with open_h5(args.file1) as f1, open_h5(args.file2) as f2:
-        for name, x, y in field_pairs(args, f1, f2):
+        for path, x, y in field_pairs(args, f1, f2):
             if x is None:
                 bad += 1
                 continue
@@ -577,38 +788,39 @@ def cmd_close(args):
             with np.errstate(invalid="ignore"):
                 err = np.max(np.abs(x - y)) / (scale if scale > 0 else 1.0) if x.size else 0.0
             ok = bool(np.isfinite(x).all() and np.isfinite(y).all() and err <= args.rtol)
-            print(f"/fields/{name}: max |diff| / max |ref| = {err:.3e} ({'ok' if ok else 'over'} {args.rtol:g})")
+            print(f"{path}: max |diff| / max |ref| = {err:.3e} ({'ok' if ok else 'over'} {args.rtol:g})")
             bad += not ok
     return 1 if bad else 0
 
 
+# ---- show -------------------------------------------------------------------
 def fmt_list(v, spec=".6g"):
     return "[" + ", ".join(format(float(x), spec) for x in v) + "]"
 
 
 def show_root(f):
-    a = f.attrs
-    get = lambda k, d="?": text(a[k]) if k in a else d
-    gpus = int(a["gpus"]) if "gpus" in a else 0
+    get = lambda k, d="?": attr(f, k, str, d)
+    gpus = attr(f, "gpus", int, 0)
     devices = f" ({get('devices')})" if gpus and get("devices", "") else ""
     print(f"  program    {get('program')} {get('version')}, created {get('created')}, "
-          f"{int(a['ranks']) if 'ranks' in a else '?'} ranks, {gpus} GPUs{devices}")
-    if "input" in f:
-        n = len(text(f["input"].attrs["text"]).splitlines()) if "text" in f["input"].attrs else 0
-        print(f"  input      {text(f['input'].attrs.get('name', '?')) or '(none)'} ({n} lines)")
+          f"{attr(f, 'ranks', int, '?')} ranks, {gpus} GPUs{devices}")
+    inp = group(f, "input")
+    if inp is not None:
+        n = len(attr(inp, "text", str, "").splitlines())
+        print(f"  input      {attr(inp, 'name', str, '?') or '(none)'} ({n} lines)")
 
 
 def show_grid(f):
-    if "grid" not in f:
+    g = group(f, "grid")
+    if g is None:
         return
-    a = f["grid"].attrs
-    axes = text(a.get("axes", "?"))
-    shape = [int(s) for s in a.get("shape", [])]
-    decomp = " x ".join(str(int(p)) for p in a.get("decomposition", []))
+    axes = attr(g, "axes", str, "?")
+    shape = [int(s) for s in attr(g, "shape", "ints", [])]
+    decomp = " x ".join(str(int(p)) for p in attr(g, "decomposition", "ints", []))
     if axes == "row":
         print(f"  vector     {shape[0] if shape else '?'} rows over {decomp} ranks")
         return
-    sp, org = np.asarray(a.get("spacing", [])), np.asarray(a.get("origin", []))
+    sp, org = np.asarray(attr(g, "spacing", "floats", [])), np.asarray(attr(g, "origin", "floats", []))
     print(f"  grid       {len(shape)}D, {' x '.join(map(str, shape))} points ({axes}), decomposition {decomp}")
     print(f"             spacing {fmt_list(sp)}, origin {fmt_list(org)} (first interior point)")
     if len(sp) == len(shape) == len(org):
@@ -619,61 +831,75 @@ def show_grid(f):
 
 
 def show_solver(f):
-    if "solver" not in f:
+    s = group(f, "solver")
+    if s is None:
         return
-    a = f["solver"].attrs
-    get = lambda k: text(a[k]) if k in a else "?"
-    num = lambda k: f"{float(a[k]):.4e}" if k in a else "?"
+    get = lambda k: attr(s, k, str, "?")
+    has = lambda k: attr(s, k, float) is not None
+    num = lambda k: f"{attr(s, k, float):.4e}" if has(k) else "?"
+    its = attr(s, "iterations", int, "?")
     print(f"  solver     {get('solver')} ({get('backend')} backend, mode {get('mode')}, {get('precision')}): "
-          f"{get('reason')} after {int(a['iterations']) if 'iterations' in a else '?'} iterations, "
-          f"{float(a['solve_time']) if 'solve_time' in a else float('nan'):.4g} s")
-    extra = f", true {num('true_residual')}" if "true_residual" in a else ""
+          f"{get('reason')} after {its} iterations, {attr(s, 'solve_time', float, float('nan')):.4g} s")
+    extra = f", true {num('true_residual')}" if has("true_residual") else ""
     print(f"  residual   {num('residual')} (relative {num('rel_residual')}{extra})")
-    if "dt" in a:
-        print(f"  time       t = {num('time')} after {int(a['iterations'])} steps of dt = {num('dt')}")
-    if "error_max" in a:
+    if has("dt"):
+        print(f"  time       t = {num('time')} after {its} steps of dt = {num('dt')}")
+    if has("error_max"):
         print(f"  error      max {num('error_max')}, l2 {num('error_l2')} (against the exact solution)")
 
 
+def same_length(g, arrays):
+    """BadFile unless the arrays {name: values} of group g have one length."""
+    (a, x), *rest = arrays.items()
+    for b, y in rest:
+        if y.size != x.size:
+            raise BadFile(g, f"{path_in(g, b)} has {y.size} entries, {path_in(g, a)} {x.size}")
+
+
 def show_time_series(f):
-    g = f.get("series")
-    if g is None or "step" not in g or "time" not in g or "u" not in g:
+    g = group(f, "series")
+    u = dataset(g, "u", "fiu", (2, 3, 4))
+    step, time = dataset(g, "step", "iu"), dataset(g, "time", "f")
+    if u is None or step is None or time is None:
         return
-    st, t = g["step"][()], g["time"][()]
+    st, t = read(step), read(time)
+    same_length(g, {"step": st, "time": t})
     span = f", steps {int(st[0])} .. {int(st[-1])}, t {t[0]:.6g} .. {t[-1]:.6g}" if st.size else ""
-    print(f"  series     {st.size} snapshots of u {g['u'].dtype} {g['u'].shape[1:]}{span}")
+    print(f"  series     {st.size} snapshots of u {u.dtype} {u.shape[1:]}{span}")
 
 
 def show_batch(f):
-    b = f.get("batch")
-    if b is None or "iterations" not in b or "reason" not in b:
+    b = group(f, "batch")
+    its_d, reason_d = dataset(b, "iterations", "iu"), dataset(b, "reason", "iu")
+    if its_d is None or reason_d is None:
         return
-    a = b.attrs
-    get = lambda k: text(a[k]) if k in a else "?"
-    its, reason = b["iterations"][()], b["reason"][()]
-    rows = b["rows"][()] if "rows" in b else None
-    codes = {}
-    if "codes" in b["reason"].attrs:  # "0 none, 1 converged_rtol, ..."
-        for item in text(b["reason"].attrs["codes"]).split(","):
-            k, _, name = item.strip().partition(" ")
-            if k.lstrip("-").isdigit():
-                codes[int(k)] = name
+    data = {"iterations": read(its_d), "reason": read(reason_d)}
+    for name, kinds in (("rows", "iu"), ("seconds", "f")):
+        d = dataset(b, name, kinds)
+        if d is not None:
+            data[name] = read(d)
+    same_length(b, data)
+    get = lambda k: attr(b, k, str, "?")
+    its, reason, rows = data["iterations"], data["reason"], data.get("rows")
+    codes = reason_codes(reason_d)
     counts = ", ".join(f"{codes.get(int(r), r)} {int((reason == r).sum())}" for r in np.unique(reason))
     size = f", {int(rows.min())} .. {int(rows.max())} rows each" if rows is not None and rows.size else ""
     print(f"  batch      {its.size} problems ({get('source')}{size}), {get('method')} pc {get('pc')}, "
           f"{get('sync_used')}/{get('schedule_used')} on rank 0")
     if its.size:
-        slow = int(np.argmax(b["seconds"][()])) if "seconds" in b else -1
+        slow = int(np.argmax(data["seconds"])) if "seconds" in data else -1
         print(f"             {counts}; iterations {int(its.min())} .. {int(its.max())}, {int(its.sum())} in all"
               + (f"; slowest problem {slow}" if slow >= 0 else ""))
 
 
 def show_history(f):
-    h = f.get("history")
-    if h is None or "iteration" not in h or "residual" not in h:
+    h = group(f, "history")
+    it_d, res_d = dataset(h, "iteration", "iu"), dataset(h, "residual", "f")
+    if it_d is None or res_d is None:
         return
-    it, res = h["iteration"][()], h["residual"][()]
-    kind = text(h["residual"].attrs.get("kind", "?"))
+    it, res = read(it_d), read(res_d)
+    same_length(h, {"iteration": it, "residual": res})
+    kind = attr(res_d, "kind", str, "?")
     if it.size:
         print(f"  history    {it.size} checks, iterations {int(it[0])} .. {int(it[-1])}, "
               f"residual ({kind}, 2-norm) {res[0]:.3e} -> {res[-1]:.3e}")
@@ -682,12 +908,23 @@ def show_history(f):
 
 
 def show_fields(f):
-    for name, d in f.get("fields", {}).items():
-        v = d[()]
+    g = group(f, "fields")
+    for name in names(g):
+        d = dataset(g, name, "fiu", (1, 2, 3))
+        v = read(d)
         rng = f", min {np.nanmin(v):.6g}, max {np.nanmax(v):.6g}" if v.size else ""
         print(f"  /fields/{name} {d.dtype} {d.shape}{rng}")
-        if "description" in d.attrs:
-            print(f"             {text(d.attrs['description'])}")
+        desc = attr(d, "description", str)
+        if desc is not None:
+            print(f"             {desc}")
+
+
+def show_timing(f):
+    g = group(f, "timing")
+    for name in names(g):
+        v = read(dataset(g, name, "f"))
+        if v.size:
+            print(f"  timing     {name}: min {v.min():.4g} s, max {v.max():.4g} s over {v.size} ranks")
 
 
 def cmd_show(args):
@@ -699,40 +936,47 @@ def cmd_show(args):
         show_history(f)
         show_time_series(f)
         show_batch(f)
-        for name, d in f.get("timing", {}).items():
-            v = d[()]
-            print(f"  timing     {name}: min {v.min():.4g} s, max {v.max():.4g} s over {v.size} ranks")
+        show_timing(f)
         show_fields(f)
-        inp = f["input"].attrs if "input" in f else {}
-        if "resolved" in inp:
+        inp = group(f, "input")
+        resolved, text = attr(inp, "resolved", str), attr(inp, "text", str)
+        if resolved is not None:
             print("  resolved configuration:")
-            for line in text(inp["resolved"]).splitlines():
+            for line in resolved.splitlines():
                 print(f"    {line}")
-        if args.input and "text" in inp:
+        if args.input and text is not None:
             print("  input file:")
-            for line in text(inp["text"]).splitlines():
+            for line in text.splitlines():
                 print(f"    {line}")
     return 0
 
 
+# ---- compare, error ---------------------------------------------------------
 def same_grid(f1, f2):
-    """None, or why the two files' grids differ."""
-    if "grid" not in f1 or "grid" not in f2:
-        return None
-    a, b = f1["grid"].attrs, f2["grid"].attrs
-    for k in ("shape", "spacing", "origin"):
-        if k in a and k in b:
-            x, y = np.asarray(a[k]), np.asarray(b[k])
-            if x.shape != y.shape or not np.allclose(x, y, rtol=1e-12, atol=0):
-                return f"/grid {k} {x.tolist()} vs {y.tolist()}"
+    """None, or why the two files' grids (or batches) differ."""
+    g1, g2 = group(f1, "grid"), group(f2, "grid")
+    if g1 is not None and g2 is not None:
+        for k in ("shape", "spacing", "origin"):
+            x, y = attr(g1, k, "floats"), attr(g2, k, "floats")
+            if x is not None and y is not None:
+                if x.shape != y.shape or not np.allclose(x, y, rtol=1e-12, atol=0):
+                    return f"grids differ: /grid {k} {x.tolist()} vs {y.tolist()}"
+    o1, o2 = (dataset(group(f, "batch"), "offsets", "iu") for f in (f1, f2))
+    if o1 is not None and o2 is not None:
+        x, y = read(o1), read(o2)
+        if x.shape != y.shape:
+            return f"batches differ: /batch/offsets has {x.size} entries vs {y.size}"
+        if (x != y).any():
+            i = int(np.argmax(x != y))
+            return f"batches differ: /batch/offsets[{i}] {int(x[i])} vs {int(y[i])}"
     return None
 
 
-def compare_field(name, x, y, rtol, atol):
+def compare_field(path, x, y, rtol, atol):
     """Prints one line; True when every element agrees."""
     x, y = x.astype(np.float64), y.astype(np.float64)
     if x.size == 0:
-        print(f"/fields/{name}: empty in both: ok")
+        print(f"{path}: empty in both: ok")
         return True
     finite = np.isfinite(x) & np.isfinite(y)
     diff = np.where(finite, np.abs(x - y), np.inf)
@@ -742,7 +986,7 @@ def compare_field(name, x, y, rtol, atol):
     worst = np.unravel_index(int(np.argmax(diff)), x.shape)
     ok = bool(finite.all() and (diff <= atol + rtol * scale).all())
     nan = "" if finite.all() else f", {int((~finite).sum())} non-finite"
-    print(f"/fields/{name}: max abs diff {diff.max():.3e} at {tuple(int(i) for i in worst)}, "
+    print(f"{path}: max abs diff {diff.max():.3e} at {tuple(int(i) for i in worst)}, "
           f"max rel diff {rel.max():.3e}{nan}: {'ok' if ok else 'over'} (rtol {rtol:g}, atol {atol:g})")
     return ok
 
@@ -752,29 +996,30 @@ def cmd_compare(args):
     with open_h5(args.file1) as f1, open_h5(args.file2) as f2:
         why = same_grid(f1, f2)
         if why:
-            print(f"grids differ: {why}")
+            print(why)
             return 1
-        for name, x, y in field_pairs(args, f1, f2):
+        s1, s2 = group(f1, "solver"), group(f2, "solver")
+        notes = [(k, attr(s1, k, kind), attr(s2, k, kind)) for k, kind in (("iterations", int), ("reason", str))]
+        for path, x, y in field_pairs(args, f1, f2):
             if x is None:
                 bad += 1
-            elif not compare_field(name, x, y, args.rtol, args.atol):
+            elif not compare_field(path, x, y, args.rtol, args.atol):
                 bad += 1
-        s1, s2 = f1.get("solver"), f2.get("solver")
-        if s1 is not None and s2 is not None:
-            for k in ("iterations", "reason"):
-                if k in s1.attrs and k in s2.attrs and text(s1.attrs[k]) != text(s2.attrs[k]):
-                    print(f"note: /solver {k} {text(s1.attrs[k])} vs {text(s2.attrs[k])}")
+        for k, a, b in notes:
+            if a is not None and b is not None and a != b:
+                print(f"note: /solver {k} {a} vs {b}")
     return 1 if bad else 0
 
 
 def cmd_error(args):
     with open_h5(args.file) as f:
-        s = f["solver"].attrs if "solver" in f else {}
-        if "error_max" not in s or "error_l2" not in s:
+        s = group(f, "solver")
+        emax, el2 = attr(s, "error_max", float), attr(s, "error_l2", float)
+        if emax is None or el2 is None:
             print(f"{args.file}: /solver has no error_max/error_l2 (no exact solution)", file=sys.stderr)
             return 1
-        print(f"error_max {float(s['error_max'])!r}")
-        print(f"error_l2 {float(s['error_l2'])!r}")
+        print(f"error_max {emax!r}")
+        print(f"error_l2 {el2!r}")
     return 0
 
 
@@ -789,18 +1034,18 @@ def main(argv=None):
     q = sub.add_parser("same", help="exit 0 iff the fields are bit-identical")
     q.add_argument("file1")
     q.add_argument("file2")
-    q.add_argument("--fields", help="comma-separated field names (default: all)")
+    q.add_argument("--fields", help="comma-separated field names (default: all, and /batch/solution)")
     q = sub.add_parser("close", help="exit 0 iff the fields agree to --rtol (normwise)")
     q.add_argument("file1")
     q.add_argument("file2")
     q.add_argument("--rtol", type=float, default=1e-12)
-    q.add_argument("--fields", help="comma-separated field names (default: all)")
+    q.add_argument("--fields", help="comma-separated field names (default: all, and /batch/solution)")
     q = sub.add_parser("compare", help="exit 0 iff every field value agrees within --rtol/--atol")
     q.add_argument("file1")
     q.add_argument("file2")
     q.add_argument("--rtol", type=float, default=1e-12, help="relative tolerance (default 1e-12)")
     q.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0)")
-    q.add_argument("--fields", help="comma-separated field names (default: all)")
+    q.add_argument("--fields", help="comma-separated field names (default: all, and /batch/solution)")
     q = sub.add_parser("show", help="print the run's metadata")
     q.add_argument("file")
     q.add_argument("--input", action="store_true", help="print the input file's text too")
@@ -812,9 +1057,13 @@ def main(argv=None):
             "show": cmd_show, "error": cmd_error}
     try:
         return cmds[args.cmd](args)
-    except Failed as e:
-        print(e, file=sys.stderr)
-        return 1
+    except BadFile as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # h5py's, from a read outside the accessors
+        files = args.file if "file" in args else f"{args.file1} or {args.file2}"
+        print(f"{PROG}: {files}: cannot read: {reason(e)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
