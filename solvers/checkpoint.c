@@ -148,6 +148,7 @@ int coop_ckpt_resume(coop_solve *sv, const coop_ckpt_state *st, int64_t *it, int
   rc = coop_comm_agree(sv->comm, rc);
   for (int i = 0; !rc && i < d.nscal; i++) *st->sval[i] = d.sval[i];
   release(&d);
+  ck->resume_failed = rc != 0; /* every rank here, none inside an exchange: the run can end normally */
   COOP_CHECK(rc);
   c->hist_len = d.hist_len;
   c->iterations = *it;
@@ -160,21 +161,7 @@ int coop_ckpt_resume(coop_solve *sv, const coop_ckpt_state *st, int64_t *it, int
 
 int coop_ckpt_restart_has(coop_solve *sv, const char *scalar, int *has) {
   const struct coop_ckpt *ck = sv->ckpt;
-  coop_solve_ctl *c = &sv->ctl;
   *has = 0;
   if (!ck || !ck->restart) return 0;
-  coop_ckpt_data d;
-  memset(&d, 0, sizeof d);
-  d.nscal = 1;
-  d.sname[0] = scalar;
-  d.hist_iter = c->hist_iter; /* read here too; coop_ckpt_resume reads them again */
-  d.hist_res = c->hist_res;
-  const int rc = coop_ckpt_read(ck->restart, sv->comm, &ck->layout, &d, c->hist_cap);
-  if (rc == COOP_ERR_RUNTIME) { /* HDF5 found no such attribute */
-    coop_error_clear();
-    return 0;
-  }
-  COOP_CHECK(rc); /* an input error (the history does not fit) stays one */
-  *has = 1;
-  return 0;
+  return coop_ckpt_has_scalar(ck->restart, sv->comm, scalar, has);
 }

@@ -28,6 +28,7 @@ struct coop_ckpt {
   int64_t written;         /* checkpoints written */
   int64_t written_it;      /* iteration of the last one */
   int signal;              /* the signal that stopped the solve, else 0 */
+  int resume_failed;       /* the restart's read failed, agreed by every rank before any work */
 };
 
 typedef struct {

@@ -223,6 +223,13 @@ for n in 1 2; do
     $jac --restart link.h5 --output keep.ckpt.h5
   cmp -s jac-cut.ckpt.h5 keep.ckpt.h5 || fail "the restart file was changed"
 done
+# a scalar the method carries missing (a checkpoint of another version of it): exit 2 naming it
+cp cg-cut.ckpt.h5 noscalar.ckpt.h5
+$PY -c "import h5py; g = h5py.File('noscalar.ckpt.h5', 'r+')['checkpoint/scalars']; del g.attrs[sorted(g.attrs)[0]]" ||
+  fail "cannot damage the cg checkpoint"
+what="restart without a scalar"
+coop_expect_input_error "$TMP" 2 "--restart noscalar.ckpt.h5: /checkpoint/scalars has no attribute" "" \
+  $mat --set solver.name=cg --restart noscalar.ckpt.h5
 what="restart with another solver"
 coop_expect_input_error "$TMP" 1 "--restart cg-cut.ckpt.h5: a checkpoint of solver.name = cg, not pipecg" "" \
   $mat --set solver.name=pipecg --restart cg-cut.ckpt.h5

@@ -743,6 +743,10 @@ int coop_app_run(const coop_comm *c, int argc, char **argv) {
     if (local && a->series_failed) { /* a snapshot failed on every rank: agreed, told once */
       st = fail(c, local, local);
       MPI_Barrier(c->world); /* no rank ends the job (MPI_Abort) before the message is out */
+    } else if (local && a->ck.resume_failed) { /* agreed at the solve's start: told once, as input errors are */
+      st = fail(c, local, local);
+      coop_io_series_discard(a->series);
+      MPI_Barrier(c->world);
     } else if (local) {
       coop_io_series_discard(a->series); /* before: the job may end while this rank waits */
       coop_comm_abort(c, local);         /* ranks may be inside a halo exchange */

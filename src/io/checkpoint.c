@@ -82,16 +82,6 @@ done:
   return st;
 }
 
-static int get_attr(hid_t obj, const char *name, hid_t type, void *v) {
-  int st = 0;
-  hid_t a = -1;
-  COOP_H5_ID(a, H5Aopen(obj, name, H5P_DEFAULT));
-  COOP_H5_TRY(H5Aread(a, type, v));
-done:
-  COOP_H5_CLOSE(a, H5Aclose);
-  return st;
-}
-
 /* ---- a restart file's attributes, read strictly ----
  * A restart file is input: an attribute of another kind than coopsolve
  * writes is an input error naming it, never a failed HDF5 conversion. */
@@ -686,7 +676,8 @@ static int read_open(const char *path, hid_t f, hid_t g, const coop_comm *c, con
   int st = 0;
   hid_t gs = -1, gh = -1, ds = -1, sp = -1;
   COOP_H5_ID(gs, H5Gopen2(g, "scalars", H5P_DEFAULT));
-  for (int i = 0; i < d->nscal; i++) COOP_TRY(get_attr(gs, d->sname[i], H5T_NATIVE_DOUBLE, &d->sval[i]));
+  /* a scalar this solver carries but the file lacks: a checkpoint of another version of it */
+  for (int i = 0; i < d->nscal; i++) COOP_TRY(attr_real(path, gs, "/checkpoint/scalars", d->sname[i], &d->sval[i]));
   for (int i = 0; i < d->nvec; i++) { /* a missing vector is the file's fault: an input error */
     COOP_TRY(check_vector(path, g, d->vname[i], L->ndim, L->dims));
     COOP_TRY(vector_io(g, d->vname[i], L, d->vdata[i], 0));
@@ -709,6 +700,27 @@ done:
   COOP_H5_CLOSE(ds, H5Dclose);
   COOP_H5_CLOSE(gh, H5Gclose);
   COOP_H5_CLOSE(gs, H5Gclose);
+  return st;
+}
+
+int coop_ckpt_has_scalar(const char *path, const coop_comm *c, const char *name, int *has) {
+  hid_t f = -1, g = -1, gs = -1;
+  int st = 0;
+  *has = 0;
+  if (c->rank == 0) {
+    coop_h5_quiet q;
+    coop_h5_quiet_begin(&q);
+    st = open_alone(path, &f, &g);
+    if (!st) *has = H5Lexists(g, "scalars", H5P_DEFAULT) > 0 && (gs = H5Gopen2(g, "scalars", H5P_DEFAULT)) >= 0 &&
+                    H5Aexists(gs, name) > 0;
+    (void)H5Eclear2(H5E_DEFAULT);
+    if (gs >= 0) H5Gclose(gs);
+    if (g >= 0) H5Gclose(g);
+    if (f >= 0) H5Fclose(f);
+    coop_h5_quiet_end(&q);
+  }
+  st = coop_comm_agree(c, st);
+  if (!st) COOP_MPI(MPI_Bcast(has, 1, MPI_INT, 0, c->world));
   return st;
 }
 

@@ -70,6 +70,8 @@ typedef struct {
  * Memory stays bounded whatever the file declares. Input errors (exit 2) name
  * the file and the attribute or dataset. Collective. */
 int coop_ckpt_check_layout(const char *path, const coop_comm *c, const coop_ckpt_expect *e);
+/* Whether /checkpoint/scalars holds the attribute name (rank 0 looks, all learn). Collective. */
+int coop_ckpt_has_scalar(const char *path, const coop_comm *c, const char *name, int *has);
 /* Read the scalars and vectors d names (their values out) and the history
  * (room for hist_cap entries in d->hist_iter/hist_res; hist_len out). */
 int coop_ckpt_read(const char *path, const coop_comm *c, const coop_ckpt_layout *L, coop_ckpt_data *d,
