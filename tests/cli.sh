@@ -177,6 +177,11 @@ for n in 1 2; do
   [ "$(sed -n 's/^  iter  *\([0-9]*\) .*/\1/p' "$TMP/every$n.mon" | tr '\n' ' ')" = "0 7 14 21 28 " ] ||
     { cat "$TMP/every$n.mon"; fail "output.monitor_every = 7"; }
 done
+# the summary echoes the stop test and gives each phase's min / max / mean over the ranks
+grep -q '^  stop        rtol 1e-10 (of the initial residual), atol 0, dtol 100000, max_iter 10000; residual 2-norm, unpreconditioned$' \
+  "$TMP/cg2.out" || { cat "$TMP/cg2.out"; fail "summary: no stop line"; }
+grep -q '^  phases      seconds, min / max / mean over 2 ranks: [a-z]* [0-9.e-]* / [0-9.e-]* / [0-9.e-]*' "$TMP/cg2.out" ||
+  { cat "$TMP/cg2.out"; fail "summary: no phase table over the ranks"; }
 what="output.monitor_every = x"
 coop_expect_input_error "$TMP" 2 "output.monitor_every = x (from --set): expected auto or an integer >= 0" "" \
   "$INPUTS/quickstart.ini" --set output.monitor_every=x

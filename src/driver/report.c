@@ -152,6 +152,7 @@ typedef struct {
   double gbs, mpts; /* throughput */
   char devices[1024];
   int gpus;
+  double ph_min[COOP_MAX_PHASES], ph_max[COOP_MAX_PHASES], ph_mean[COOP_MAX_PHASES]; /* over the ranks */
 } run_figures;
 
 static int compute_figures(const coop_comm *c, const coop_report_input *in, const coop_solve *sv,
@@ -184,6 +185,13 @@ static int compute_figures(const coop_comm *c, const coop_report_input *in, cons
   const double its = (double)sv->ctl.iterations;
   fig->mpts = sv->t_solve > 0 ? (double)sv->global_n * its / sv->t_solve / 1e6 : 0.0;
   fig->gbs = sv->t_solve > 0 ? bytes * its / sv->t_solve / 1e9 : 0.0;
+  /* each phase's time: min, max and mean over the ranks (every rank times the same phases) */
+  double sums[COOP_MAX_PHASES];
+  const int np = sv->nphases;
+  COOP_MPI(MPI_Allreduce(sv->phase_time, fig->ph_min, np, MPI_DOUBLE, MPI_MIN, c->world));
+  COOP_MPI(MPI_Allreduce(sv->phase_time, fig->ph_max, np, MPI_DOUBLE, MPI_MAX, c->world));
+  COOP_MPI(MPI_Allreduce(sv->phase_time, sums, np, MPI_DOUBLE, MPI_SUM, c->world));
+  for (int i = 0; i < np; i++) fig->ph_mean[i] = sums[i] / c->size;
   return coop_report_devices(c, in->device, fig->devices, sizeof fig->devices, &fig->gpus);
 }
 
@@ -290,6 +298,12 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
   printf(", %s, %d rank%s, backend %s (%s)%s%s\n", coop_config_str(in->cfg, "solver.precision"),
          c->size, c->size > 1 ? "s" : "", in->backend, sv->mode, fig->gpus ? " on " : "", fig->devices);
   if (in->type->view) in->type->view(sv, in->sdata, stdout);
+  if (strcmp(in->type->name, "heat") != 0) { /* the stop test, as PETSc's -ksp_view gives it */
+    printf("  stop        rtol %g (of the initial residual), atol %g, dtol %g, max_iter %lld; residual 2-norm, "
+           "unpreconditioned", sv->ctl.rtol, sv->ctl.atol, sv->ctl.dtol, (long long)sv->ctl.max_iter);
+    if (in->type->grid_form && sv->ctl.check_every > 1) printf(", checked every %lld sweeps", (long long)sv->ctl.check_every);
+    printf("\n");
+  }
   printf("  reason      %s\n", coop_reason_name(sv->ctl.reason));
   printf("  iterations  %lld\n", (long long)sv->ctl.iterations);
   if (strcmp(in->type->name, "heat") == 0)
@@ -301,9 +315,13 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
   printf("\n");
   if (fig->has_exact)
     printf("  error       max %.6e, L2 %.6e (against the exact solution)\n", fig->emax, fig->el2);
-  printf("  time        %.6f s solve, %.3f s setup; on rank 0:", sv->t_solve, in->t_setup);
-  for (int i = 0; i < sv->nphases; i++) printf(" %s %.6f", sv->phase_name[i], sv->phase_time[i]);
-  printf("\n");
+  printf("  time        %.6f s solve, %.3f s setup\n", sv->t_solve, in->t_setup);
+  if (sv->nphases) {
+    printf("  phases      seconds, min / max / mean over %d rank%s:", c->size, c->size > 1 ? "s" : "");
+    for (int i = 0; i < sv->nphases; i++)
+      printf("%s %s %.4g / %.4g / %.4g", i ? ";" : "", sv->phase_name[i], fig->ph_min[i], fig->ph_max[i], fig->ph_mean[i]);
+    printf("\n");
+  }
   if (sv->ctl.iterations > 0)
     printf("  per iteration: %.3f us\n", 1e6 * sv->t_solve / (double)sv->ctl.iterations);
   if (sv->field_resident == 1 && sv->resident_depth > 1)
