@@ -121,7 +121,7 @@ static void test_good_input(void) {
   CU_ASSERT_EQUAL(coop_config_int(cfg, "run.blocks"), 120);
   CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.file"), "out dir/result #1.h5");
   CU_ASSERT_EQUAL(coop_config_bool(cfg, "output.xdmf"), 0);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "output.monitor_every"), 0);
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.monitor_every"), "0");
   CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "grid.dim"), "in.txt:4");
   CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "output.file"), "in.txt:29");
   coop_config_destroy(cfg);
@@ -160,7 +160,7 @@ static void test_defaults_and_origins(void) {
   CU_ASSERT_EQUAL(coop_config_int(cfg, "run.blocks"), 0);
   CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.file"), "coopsolve.h5");
   CU_ASSERT_EQUAL(coop_config_bool(cfg, "output.xdmf"), 1);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "output.monitor_every"), 1000);
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.monitor_every"), "auto");
   CU_ASSERT_EQUAL(coop_config_real(cfg, "solver.rtol"), 1e-8);
   CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "solver.rtol"), "in.txt:4");
   CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "grid.nx"), "default");
