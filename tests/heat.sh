@@ -167,15 +167,19 @@ COOP_FAULT=snapshot:1 coop_mpirun 2 "$COOPSOLVE" --backend host "$INPUTS/quickst
 # a SIGHUP inherited as ignored (nohup) stays ignored ----
 LONG="--set solver.name=heat --set grid.nx=300 --set grid.ny=300 --set solver.max_iter=200000 --set output.every=2000
   --set output.monitor_every=0"
+has_temp() { # DIR: wait up to 30 s for the heat series' temporary .h.h5.XXXXXX in DIR
+  i=0
+  while ! ls -A "$1" | grep -q '^\.h\.h5\.' && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  ls -A "$1" | grep -q '^\.h\.h5\.'
+}
 sig_case() { # NAME RANKS SIGNAL TARGET: TARGET mpirun or ranks
   d=$TMP/sig-$1
   mkdir "$d"
   (cd "$d" && env --default-signal=INT,HUP "$MPIEXEC" --oversubscribe -np "$2" "$COOPSOLVE" --backend host \
     "$INPUTS/quickstart.ini" $LONG --output "$d/h.h5" >"$TMP/sig.out" 2>&1 </dev/null) &
   pid=$!
-  i=0 # until the series' temporary is there
-  while [ -z "$(ls -A "$d")" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-  ls -A "$d" | grep -q '^\.h\.h5\.' || fail "$1: no temporary to remove"
+  # until the series' temporary is there (a name probed by mkstemp comes and goes before it)
+  has_temp "$d" || fail "$1: no temporary to remove"
   if [ "$4" = ranks ]; then pkill -"$3" -f "^[^ ]*coopsolve .*--output $d/h.h5"; else kill -"$3" $pid; fi
   timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.2; done" || fail "$1: the run did not end"
   wait $pid && fail "$1: exit status 0 after SIG$3"
@@ -190,11 +194,10 @@ if env --default-signal=INT true 2>/dev/null && command -v pkill >/dev/null; the
   # gives its ranks the default action) ignores it and completes
   mkdir "$TMP/nohup"
   (cd "$TMP/nohup" && exec env --ignore-signal=HUP "$COOPSOLVE" --backend host \
-    "$INPUTS/quickstart.ini" --set solver.name=heat --set grid.nx=300 --set grid.ny=300 --set solver.max_iter=3000 \
-    --set output.every=500 --set output.monitor_every=0 --output "$TMP/nohup/h.h5" >"$TMP/nohup.out" 2>&1 </dev/null) &
+    "$INPUTS/quickstart.ini" --set solver.name=heat --set grid.nx=300 --set grid.ny=300 --set solver.max_iter=40000 \
+    --set output.every=10000 --set output.monitor_every=0 --output "$TMP/nohup/h.h5" >"$TMP/nohup.out" 2>&1 </dev/null) &
   pid=$!
-  i=0
-  while [ -z "$(ls -A "$TMP/nohup")" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  has_temp "$TMP/nohup" || fail "nohup: no temporary"
   kill -HUP $pid || fail "nohup: no process to signal"
   wait $pid || { cat "$TMP/nohup.out"; fail "nohup: SIGHUP ended a run that ignores it"; }
   [ "$(ls -A "$TMP/nohup" | tr '\n' ' ')" = "h.h5 h.xmf " ] || fail "nohup: left $(ls -A "$TMP/nohup")"
