@@ -65,10 +65,15 @@ resident_check() { # log
 
 # COOP_GPU_HALOS: the 2-rank halo transports to compare (default all of
 # mpi ipc ipc-host and nccl where built), e.g. to run the suite in two parts
-HALOS=${COOP_GPU_HALOS:-mpi ipc ipc-host $NCCL}
+# (the quick tier: IPC alone, the transport one GPU per rank takes)
+if [ "${COOP_GPU_TIER:-quick}" = quick ] && [ -z "${COOP_GPU_CASES:-}" ]; then
+  HALOS=${COOP_GPU_HALOS:-ipc}
+else
+  HALOS=${COOP_GPU_HALOS:-mpi ipc ipc-host $NCCL}
+fi
 # cases by tier (tests/common.sh: coop_gpu_case); "tail" names the checks
-# after the comparisons (sync = auto, refusals, checkpoints)
-QUICK="g2d g2d-fp32 g3d-ycut-fp32 g2d-queue g2d-pair g2d-pair-ranks g2d-d4-odd g2d-smem-fp32 conv tail"
+# after the comparisons (sync = auto, refusals), "ckpt" the checkpoints
+QUICK="g2d g2d-fp32 g3d-ycut-fp32 g2d-pair-ranks g2d-smem-fp32 conv tail"
 RAN=
 # COOP_GPU_RANKS: the rank counts to compare at (default "1 2"), e.g. 1 alone
 # to recheck a kernel that only a rank alone runs
@@ -382,6 +387,10 @@ fi
 grep -q "can be resident" "$TMP/big.log" || { cat "$TMP/big.log"; fail "no co-residency message"; }
 [ ! -e "$TMP/big.h5" ] || fail "output written after a refused launch"
 
+coop_gpu_done tail
+fi
+
+if coop_gpu_case ckpt; then
 # checkpoints on the GPU: a run cut after a checkpoint and restarted ends with
 # the same bits as an uninterrupted one in the same mode (Jacobi grid mode
 # takes the k-sweep kernel between checks; a Krylov method in grid mode stops
@@ -425,6 +434,6 @@ if coop_mpirun 1 "$COOPSOLVE" --backend cuda --set run.sync=grid "$INPUTS/quicks
   fail "a launch-mode checkpoint was resumed in grid mode"
 fi
 grep -q "run.sync = launch" "$TMP/mixed.log" || { cat "$TMP/mixed.log"; fail "no run.sync message"; }
-coop_gpu_done tail
+coop_gpu_done ckpt
 fi
 echo "gpu: all cases passed (tier ${COOP_GPU_TIER:-quick} ${COOP_GPU_PART:-})"
