@@ -11,12 +11,7 @@ devkit=$(cd "${1:?usage: gpu_machine.sh DEVKIT OUT [check|bench|all]}" && pwd)
 out=${2:?}
 what=${3:-all}
 mkdir -p "$out"
-dep=/opt/dep
-mkdir -p "$dep"
-for f in "$devkit"/*.deb; do dpkg -x "$f" "$dep"; done
-lib=$dep/usr/lib/x86_64-linux-gnu
-export LD_LIBRARY_PATH=$lib/hdf5/openmpi:$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$(dirname "$0")/devkit_env.sh"
 src=/tmp/coopsolve-src
 # a warm machine keeps the last call's sources and builds: reuse them unchanged
 if [ ! -x "$src/configure" ] || [ "$what" != bench ]; then

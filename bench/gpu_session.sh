@@ -10,12 +10,7 @@ set -uo pipefail
 devkit=$(cd "${1:?usage: gpu_session.sh DEVKIT OUT}" && pwd)
 out=${2:?}
 mkdir -p "$out"
-dep=/opt/dep
-mkdir -p "$dep"
-for f in "$devkit"/*.deb; do dpkg -x "$f" "$dep"; done
-lib=$dep/usr/lib/x86_64-linux-gnu
-export LD_LIBRARY_PATH=$lib/hdf5/openmpi:$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$(dirname "$0")/devkit_env.sh"
 src=/tmp/coopsolve-src b=/tmp/build
 rm -rf "$src" "$b" && mkdir -p "$src" "$b"
 tar xzf "$devkit"/coopsolve-*.tar.gz -C "$src" --strip-components=1

@@ -47,8 +47,8 @@ static int monitor_due(coop_solve *sv, int64_t it, int64_t last, double rn) {
     res = (int)fmin(20.0, floor(20.0 * log(rn / c->r0) / log(c->rtol)));
   if (c->max_iter > 0) its = (int)((double)it * 20.0 / (double)c->max_iter);
   const int due = last < 0 || res > sv->monitor_res || its > sv->monitor_it;
-  if (due || last < 0) {
-    sv->monitor_res = res > sv->monitor_res || last < 0 ? res : sv->monitor_res;
+  if (due) {
+    if (last < 0 || res > sv->monitor_res) sv->monitor_res = res;
     sv->monitor_it = its;
   }
   return due;
