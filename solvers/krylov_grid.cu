@@ -36,6 +36,7 @@
  * phase no vector is both written by its owner and read at a neighbour's row
  * (hence the double buffers), so a phase needs no barrier inside. */
 #include <cooperative_groups.h>
+#include <float.h>
 #include <stdint.h>
 
 #include "kernels/cuda_check.cuh"
@@ -793,8 +794,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksBicg) bicgstab_kernel(cons
  * Vectors: r, u, q, s, p, w[2], z[2], n[2]. Cached: x, r, u, q, s, p (then
  * only w, z, n and u's first value go through device memory). Carried from
  * an iteration's check to its update: x, r, u, q, s, p, w, z, n, gamma,
- * delta, gamma_old, alpha_old. */
+ * delta, gamma_old, alpha_old, floor, post.
+ *
+ * Residual replacement, as solvers/pipecg.c decides it: every kDriftEvery
+ * iterations the drift (d, d), d = b - A x - r, is reduced (one pass and
+ * one or two barriers); where it matters, r, u, w, s, q, z and n are
+ * recomputed from x and p (three passes, three barriers) and gamma, delta
+ * and rr with them. floor: the drift the check after a replacement found
+ * (post = 1 until then). Without a replacement the bits are those of the
+ * iteration alone. */
 constexpr int kPipeCached = 6;
+constexpr long long kDriftEvery = 50;
 
 template <int KIND>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const Params P) {
@@ -819,12 +829,76 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
       keep(save, Pv[i], own(5, k));
     });
   };
-  double gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0;
+  double gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0, floor = 0.0, post = 0.0;
   bool odd = false;
+
+  /* The drift check after an iteration and, where it matters, the
+   * replacement (see above). W, Z, N: the buffers the next iteration reads. */
+  const auto replace_if_drifted = [&](double *const W, double *const Z, double *const N) {
+    if (cached) { /* the neighbours' x and p (x in device memory otherwise) */
+      cached_rows<KIND>(P, rows, [&](int k, long long i) {
+        P.x[i] = own(0, k);
+        Pv[i] = own(5, k);
+      });
+      red.sync(grid);
+    }
+    double dd[1] = {0.0};
+    for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
+      double xi;
+      const double di = sub(residual_row<KIND>(P, i, p, xi), cached ? own(1, k) : Rv[i]);
+      dd[0] = dacc(dd[0], di, di);
+    });
+    block_partial<1>(dd, red);
+    grid_sum<1>(grid, red, dd);
+    if (post > 0.0) floor = dd[0], post = 0.0;
+    const double tol = 0.1 * fmax(P.rtol * t.r0, P.atol);
+    if (!(dd[0] > DBL_EPSILON * rr && dd[0] > tol * tol && dd[0] > 100.0 * floor)) return;
+    /* r = b - A x, u = M r, s = A p, q = M s */
+    for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
+      double xi;
+      const double ri = residual_row<KIND>(P, i, p, xi), di = dget(P, i), ui = mul(di, ri);
+      const double si = apply_row<KIND>(P, i, p, Pv[i], [&](long long j) { return Pv[j]; });
+      const double qi = mul(di, si);
+      U[i] = ui;
+      Qv[i] = qi;
+      if (cached) {
+        own(1, k) = ri;
+        own(2, k) = ui;
+        own(3, k) = qi;
+        own(4, k) = si;
+      } else {
+        Rv[i] = ri;
+        Sv[i] = si;
+      }
+    });
+    red.sync(grid);
+    /* w = A u, z = A q; gamma = (r, u), delta = (w, u), rr = (r, r) */
+    double acc[3] = {0.0, 0.0, 0.0};
+    for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
+      const double ri = cached ? own(1, k) : Rv[i], ui = U[i];
+      const double wi = apply_row<KIND>(P, i, p, ui, [&](long long j) { return U[j]; });
+      W[i] = wi;
+      Z[i] = apply_row<KIND>(P, i, p, Qv[i], [&](long long j) { return Qv[j]; });
+      acc[0] = dacc(acc[0], ri, ui);
+      acc[1] = dacc(acc[1], wi, ui);
+      acc[2] = dacc(acc[2], ri, ri);
+    });
+    block_partial<3>(acc, red);
+    grid_sum<3>(grid, red, acc);
+    gamma = acc[0];
+    delta = acc[1];
+    rr = acc[2];
+    /* n = A M w */
+    for_rows<KIND>(P, rows, [&](int, long long i, const Pos &p) {
+      N[i] = apply_row<KIND>(P, i, p, mul(dget(P, i), W[i]), [&](long long j) { return mul(dget(P, j), W[j]); });
+    });
+    red.sync(grid);
+    post = 1.0;
+  };
 
   if (P.resume) {
     own_rows(false);
-    it0 = load_state(P, t, odd, gamma, delta, gamma_old, alpha_old);
+    it0 = load_state(P, t, odd, gamma, delta, gamma_old, alpha_old, floor, post);
   } else { /* setup: three barriers */
     { /* r = b - A x; u = M r; z = q = s = p = 0; gamma = (r, u); rr = (r, r) */
       double acc[2] = {0.0, 0.0};
@@ -962,9 +1036,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
     delta = s[1];
     rr = s[2];
     odd = !odd;
+    if ((it + 1) % kDriftEvery == 0) replace_if_drifted(Wn, Zn, Nn);
   }
   own_rows(true);
-  save_state(P, odd, gamma, delta, gamma_old, alpha_old);
+  save_state(P, odd, gamma, delta, gamma_old, alpha_old, floor, post);
   finish(P, t);
 }
 
@@ -1162,7 +1237,8 @@ const Carried kCarriedCgsr[] = {
 /* save_state's order in each kernel */
 const char *const kScalarsCg[] = {"rz", "beta"};
 const char *const kScalarsBicg[] = {"rho", "rho_old", "alpha", "omega"};
-const char *const kScalarsCgsr[] = {"gamma", "delta", "gamma_old", "alpha_old"}; /* pipelined CG too */
+const char *const kScalarsCgsr[] = {"gamma", "delta", "gamma_old", "alpha_old"};
+const char *const kScalarsPipe[] = {"gamma", "delta", "gamma_old", "alpha_old", "drift_floor", "drift_post"};
 
 /* How the rows are dealt out (see Rows in the kernels): strips of `threads`
  * columns when the box is wide enough that at most 1/8 of the threads idle
@@ -1266,7 +1342,7 @@ extern "C" int coop_kg_state_of(coop_kg_method m, int64_t n, int pc, int odd, co
   switch (m) {
     case COOP_KG_CG: c = kCarriedCg, nc = 3, names = kScalarsCg, ns = 2; break;
     case COOP_KG_BICGSTAB: c = kCarriedBicg, nc = 4, names = kScalarsBicg, ns = 4; break;
-    case COOP_KG_PIPECG: c = kCarriedPipe, nc = 8, names = kScalarsCgsr, ns = 4; break;
+    case COOP_KG_PIPECG: c = kCarriedPipe, nc = 8, names = kScalarsPipe, ns = 6; break;
     case COOP_KG_CGSR: c = kCarriedCgsr, nc = 4, names = kScalarsCgsr, ns = 4; break;
     default: return COOP_ERROR(COOP_ERR_RUNTIME, "krylov_grid: unknown method %d", (int)m);
   }

@@ -9,7 +9,10 @@
  * differ; CG and pipelined CG then take the same iterations (a run that ends
  * within rounding of the tolerance can differ by one), BiCGStab on a
  * symmetric problem can drift by several (it does so between any two
- * summation orders). Every run on the same grid repeats every bit.
+ * summation orders). Pipelined CG's residual replacement checks its drift
+ * every 50 iterations, where solvers/pipecg.c also checks at every tenfold
+ * drop: replacements, and so iterations, can differ by a few percent. Every
+ * run on the same grid repeats every bit.
  *
  * Inside an iteration the vector updates are fused around the SpMV: a value a
  * neighbour row needs from this iteration (p = z + beta p in CG, say) is
@@ -80,7 +83,7 @@ typedef struct {
   int resume;
 } coop_kg_args;
 
-#define COOP_KG_MAX_SCALARS 4 /* loop-carried scalars of a method */
+#define COOP_KG_MAX_SCALARS 6 /* loop-carried scalars of a method */
 #define COOP_KG_MAX_CARRIED 8 /* loop-carried work vectors of a method (x aside) */
 
 /* Written by the kernel at its end (device memory), as solvers/krylov.c keeps
