@@ -24,6 +24,50 @@ for dim in 2 3; do
   [ ! -e "$out.tmp" ] || fail "temporary file left behind"
 done
 
+# The names netCDF-4 readers need (with libhdf5_hl: /fields/x, y and /series/x,
+# y are /grid's coordinates under a second name; step and residual indexed by
+# time and iteration): a heat series passes; layout reports a missing name, a
+# copy in place of /grid's dataset, a dimension scale that names no axis, and
+# a step not indexed by time.
+if [ -n "${scales:-}" ]; then
+  coop_mpirun 2 "$COOPSOLVE" --backend host "$INPUTS/heat.ini" --set grid.nx=10 --set grid.ny=8 \
+    --set solver.max_iter=20 --set output.every=5 --set output.monitor_every=0 --output "$TMP/heat.h5" \
+    >"$TMP/run.out" 2>&1 || { cat "$TMP/run.out"; fail "run heat"; }
+  $PY "$H5CHECK" layout --require-scales "$TMP/heat.h5" || fail "layout of a heat series"
+  $PY - "$TMP" <<'EOF' || fail "cannot make the damaged files"
+import shutil, sys, h5py, numpy as np
+tmp = sys.argv[1]
+
+def copy(name):
+    shutil.copy(f"{tmp}/heat.h5", f"{tmp}/{name}.h5")
+    return h5py.File(f"{tmp}/{name}.h5", "r+")
+
+with copy("s-nolink") as f:
+    del f["fields/x"]
+with copy("s-copy") as f:
+    del f["series/y"]
+    f["series/y"] = f["grid/y"][()]
+    f["series/y"].make_scale("y")
+with copy("s-foreign") as f:
+    f["fields/w"] = np.arange(3.0)
+    f["fields/w"].make_scale("w")
+with copy("s-step") as f:
+    f["series/step"].dims[0].detach_scale(f["series/time"])
+EOF
+  while IFS='|' read -r name has; do
+    $PY "$H5CHECK" layout --no-xdmf --require-scales "$TMP/$name.h5" 2>"$TMP/err"
+    rc=$?
+    [ $rc -eq 1 ] && grep -qF "$TMP/$name.h5: $has" "$TMP/err" ||
+      { cat "$TMP/err"; fail "layout $name.h5: exit status $rc, or no '$has'"; }
+  done <<'EOF'
+s-nolink|/fields/x missing: /grid/x under a second name
+s-copy|/series/y: a dimension scale that is not /grid/y
+s-foreign|/fields/w: a dimension scale that is not /grid/w
+s-step|/series/step: no dimension scale attached (/series/time)
+EOF
+  echo "netCDF-4 names checked"
+fi
+
 # a rerun that writes no XDMF file (output.xdmf = false, output.fields = false)
 # removes the one an earlier run left describing this output; a foreign file
 # of that name stays

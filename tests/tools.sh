@@ -85,6 +85,11 @@ EOF
 $PY "$PLOT" "$TMP/lap.h5" --field nosuch --out "$TMP/bad" 2>/dev/null
 [ $? -eq 1 ] || fail "coopplot --field nosuch: not exit 1"
 [ ! -e "$TMP/bad-nosuch.png" ] || fail "coopplot left a PNG for a missing field"
+if $PY -c 'import h5py, sys; sys.exit("x" not in h5py.File(sys.argv[1])["fields"])' "$TMP/lap.h5"; then
+  $PY "$PLOT" "$TMP/lap.h5" --field x --out "$TMP/bad" 2>"$TMP/err"
+  [ $? -eq 1 ] && grep -q "/fields/x is a coordinate of the grid" "$TMP/err" ||
+    { cat "$TMP/err"; fail "coopplot --field x of a grid: not exit 1 naming the coordinate"; }
+fi
 $PY "$PLOT" "$TMP/nothere.h5" 2>/dev/null
 [ $? -eq 2 ] || fail "coopplot on a missing file: not exit 2"
 $PY "$PLOT" "$TMP/lap.h5" --what pictures 2>/dev/null
@@ -130,6 +135,8 @@ for want in "program    coopsolve" "grid       2D, 21 x 31 points (yx), decompos
   "points at x 0.0625 .. 1.9375, y 0.0454545 .. 0.954545"; do
   grep -qF "$want" "$TMP/show.out" || { cat "$TMP/show.out"; fail "show: no '$want'"; }
 done
+# /fields/x and y (with libhdf5_hl) are /grid's coordinates for netCDF-4 readers, not fields
+! grep -q "/fields/[xyz] " "$TMP/show.out" || { cat "$TMP/show.out"; fail "show listed a coordinate as a field"; }
 ! grep -q "input file:" "$TMP/show.out" || fail "show printed the input text unasked"
 $PY "$H5CHECK" show --input "$TMP/lap.h5" >"$TMP/show.out" && grep -q "input file:" "$TMP/show.out" ||
   fail "show --input"
@@ -151,6 +158,7 @@ for out, delta in ((sys.argv[2], 1e-6), (sys.argv[3], float("nan"))):
 EOF
 $PY "$H5CHECK" compare "$TMP/lap.h5" "$TMP/pert.h5" --rtol 1e-9 >"$TMP/cmp.out"
 [ $? -eq 1 ] || { cat "$TMP/cmp.out"; fail "compare passed a perturbed field"; }
+[ "$(grep -c '^/fields/' "$TMP/cmp.out")" = 1 ] || { cat "$TMP/cmp.out"; fail "compare: not /fields/u alone"; }
 grep -q "/fields/u: max abs diff 1.000e-06 at (3, 4), .*: over" "$TMP/cmp.out" ||
   { cat "$TMP/cmp.out"; fail "compare: wrong report of the perturbation"; }
 $PY "$H5CHECK" compare "$TMP/lap.h5" "$TMP/pert.h5" --rtol 0 --atol 2e-6 >"$TMP/cmp.out" ||

@@ -45,8 +45,8 @@ import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
 # the checked accessors (h5check.py sits beside this file)
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from h5check import (BadFile, attr, dataset, group, member, names, open_h5,  # noqa: E402
-                     read, reason, reason_codes, same_length)
+from h5check import (BadFile, attr, dataset, field_names, group, is_scale, member,  # noqa: E402
+                     open_h5, read, reason, reason_codes, same_length)
 
 PROG = "coopplot.py"
 
@@ -100,8 +100,12 @@ def title(f, what):
 
 def field_data(f, name):
     """(values, label) of /fields/name or, where a heat run wrote no fields
-    (output.fields = false), of u's last snapshot in /series/u."""
-    d = dataset(group(f, "fields"), name, "fiu", (1, 2, 3))
+    (output.fields = false), of u's last snapshot in /series/u. A grid's
+    /fields/x, y and z are its coordinates (dimension scales), not fields."""
+    fields = group(f, "fields")
+    if is_scale(member(fields, name)):
+        raise Failed(f"/fields/{name} is a coordinate of the grid (a dimension scale), not a field")
+    d = dataset(fields, name, "fiu", (1, 2, 3))
     if d is not None:
         return read(d), f"/fields/{name}"
     series = group(f, "series") if name == "u" else None
@@ -311,7 +315,7 @@ def main(argv=None):
                 plot_problem(batch, args.problem, f"{prefix}-problem-{args.problem}.png", args.size, args.dpi)
                 print(f"{prefix}-problem-{args.problem}.png")
             if "field" in what:
-                fields = names(group(f, "fields"))
+                fields = field_names(group(f, "fields"))
                 name = args.field or next((n for n in ("u", "x") if n in fields), fields[0] if fields else "u")
                 plot_field(f, name, f"{prefix}-{name}.png", args.size, args.dpi)
                 print(f"{prefix}-{name}.png")

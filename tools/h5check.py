@@ -5,7 +5,8 @@
                                            verify the whole layout (attributes, strings,
                                            coordinates, a time series in /series; a batch run's /batch) and the
                                            XDMF file beside it (a Temporal collection over
-                                           /series/u when there is a series)
+                                           /series/u when there is a series); --require-scales:
+                                           the dimension scales netCDF-4 readers need too
   h5check.py show FILE [--input]           the run's metadata: program, input, grid, solver,
                                            history, timing, fields (--input: the input text too)
   h5check.py compare FILE1 FILE2 [--rtol R] [--atol A] [--fields u]
@@ -19,7 +20,9 @@
 
 compare, same and close look at every /fields dataset and, in a batch run's
 file, /batch/solution (all problems' solutions; compare also wants the same
-/batch/offsets); --fields picks /fields datasets only.
+/batch/offsets); --fields picks /fields datasets only. /fields/x, y and z of a
+grid run (and /series/x, y, z) are no fields: they are /grid's coordinates
+under a second name, HDF5 dimension scales, and every command skips them.
 
 Exit status: 0 ok, 1 a check failed (with messages on stderr), 2 bad usage or
 a file that is not a readable coopsolve output (one line on stderr naming the
@@ -199,6 +202,25 @@ def attr(obj, name, kind, default=None):
     return value
 
 
+def is_scale(d):
+    """Whether d is an HDF5 dimension scale (attribute CLASS "DIMENSION_SCALE",
+    the HDF5 specification's fixed-length string): in /fields and /series, x,
+    y and z are /grid's coordinates under a second name, for netCDF-4 readers
+    (src/io/io.c, link_coords), not fields."""
+    if not isinstance(d, h5py.Dataset) or not has_attr(d, "CLASS"):
+        return False
+    value = raw_attr(d, "CLASS")
+    if isinstance(value, bytes):
+        value = value.decode("ascii", "replace")
+    return value == "DIMENSION_SCALE"
+
+
+def field_names(g):
+    """The names of the fields in group g (/fields): its members less the
+    dimension scales."""
+    return [name for name in names(g) if not is_scale(member(g, name))]
+
+
 def reason_codes(d):
     """{code: name} from the codes attribute of /batch/reason: "0 none, 1 converged_rtol, ..."."""
     codes = {}
@@ -360,8 +382,12 @@ def check_fields(c, f, shape, require_scales=False):
     found = {}
     if g is None:
         return found
+    grid = shape is not None and len(shape) > 1
     for name in names(g):
         d = member(g, name)
+        if is_scale(d):
+            check_scale_link(c, f, g, name, shape)
+            continue
         if not isinstance(d, h5py.Dataset):
             c.fail(f"/fields/{name} is not a dataset")
             continue
@@ -371,17 +397,43 @@ def check_fields(c, f, shape, require_scales=False):
             c.fail(f"/fields/{name}: shape {d.shape}, /grid says {shape}")
         c.described(d)
         c.attr(d, "points", "S")
-        if shape is not None and len(shape) > 1 and d.ndim == len(shape):
-            check_field_coords(c, d, require_scales)
+        if grid and d.ndim == len(shape):
+            check_field_coords(c, f, d, require_scales)
         found[name] = d.dtype
+    if found and grid and require_scales:
+        check_scale_links(c, f, g, shape)
     return found
 
 
-def check_field_coords(c, d, require_scales):
-    """A grid field names its coordinates in dataset order and, with libhdf5_hl,
-    has them attached as dimension scales."""
-    axes = "zyx"[3 - d.ndim:]
-    want = " ".join(f"/grid/{a}" for a in axes)
+def check_scale_link(c, f, g, name, shape):
+    """g/name, a dimension scale, must be /grid/name itself (a second name of
+    that dataset: a hard link) for an axis of the grid."""
+    axes = "zyx"[3 - len(shape):] if shape is not None and 1 < len(shape) <= 3 else ""
+    gridg = member(f, "grid")
+    want = member(gridg, name) if name in axes and isinstance(gridg, h5py.Group) else None
+    if want is None or want != member(g, name):
+        c.fail(f"{path_in(g, name)}: a dimension scale that is not /grid/{name} "
+               f"(expected here: /grid's coordinates {', '.join(axes) or '(none)'} under a second name)")
+
+
+def check_scale_links(c, f, g, shape):
+    """Group g names each of /grid's coordinates (netCDF-4 readers look for a
+    variable's dimensions in its own group and those above it)."""
+    for a in "zyx"[3 - len(shape):]:
+        if member(g, a) is None:
+            c.fail(f"{path_in(g, a)} missing: /grid/{a} under a second name, where netCDF-4 "
+                   f"readers (xarray, ncdump) look for dimension {a}")
+
+
+def check_field_coords(c, f, d, require_scales, time=None):
+    """A grid field (time: a series' /series/time dataset, its dimension 0)
+    names its coordinates in dataset order and, with libhdf5_hl, has them
+    attached as dimension scales, labelled: time, then /grid's axes."""
+    gridg = member(f, "grid")
+    dims = [] if time is None else [("/series/time", "time", time)]
+    dims += [(f"/grid/{a}", a, member(gridg, a) if isinstance(gridg, h5py.Group) else None)
+             for a in "zyx"[3 - d.ndim + len(dims):]]
+    want = " ".join(path for path, _, _ in dims)
     coords = c.attr(d, "coordinates", "S")
     if coords is not None and coords != want:
         c.fail(f"{d.name}: coordinates {coords!r}, expected {want!r}")
@@ -392,14 +444,20 @@ def check_field_coords(c, d, require_scales):
     if not scale_attributes_typed(d):
         c.fail(f"{d.name}: DIMENSION_LIST or DIMENSION_LABELS is not one reference or string per dimension")
         return
-    for i, a in enumerate(axes):
-        try:
-            scales, label = [s.name for s in d.dims[i].values()], d.dims[i].label
-        except H5_ERRORS as e:
-            raise BadFile(d, f"{d.name}: dimension scales of dimension {i} cannot be read: {reason(e)}")
-        if scales != [f"/grid/{a}"] or label != a:
-            c.fail(f"{d.name}: dimension {i} has scales {scales} labelled {label!r}, "
-                   f"expected ['/grid/{a}'] labelled {a!r}")
+    for i, (path, a, scale) in enumerate(dims):
+        check_dim_scale(c, d, i, scale, path, a)
+
+
+def check_dim_scale(c, d, i, scale, path, label=None):
+    """Dimension i of d has exactly the dimension scale scale (the dataset at
+    path) attached (labelled label, where not None)."""
+    try:
+        scales, got = list(d.dims[i].values()), d.dims[i].label
+    except H5_ERRORS as e:
+        raise BadFile(d, f"{d.name}: dimension scales of dimension {i} cannot be read: {reason(e)}")
+    if len(scales) != 1 or scale is None or scales[0] != scale or (label is not None and got != label):
+        c.fail(f"{d.name}: dimension {i} has scales {[s.name for s in scales]} labelled {got!r}, "
+               f"expected [{path!r}]" + (f" labelled {label!r}" if label is not None else ""))
 
 
 def scale_attributes_typed(d):
@@ -442,13 +500,15 @@ def check_solver(c, f):
         c.attr(g, name, "f8")
 
 
-def check_series(c, f, ranks):
+def check_series(c, f, ranks, require_scales=False):
     g = c.group(f, "history")
     if g is not None:
         it = c.series(g, "iteration", "i")
         res = c.series(g, "residual", "f")
         if it is not None and res is not None and it.shape != res.shape:
             c.fail(f"/history: iteration has {it.shape[0]} entries, residual {res.shape[0]}")
+        elif it is not None and res is not None and (require_scales or has_attr(res, "DIMENSION_LIST")):
+            check_indexed(c, res, it, "/history/iteration")
         if res is not None:
             kind = c.attr(res, "kind", "S")
             if kind is not None and kind not in RESIDUAL_KINDS:
@@ -469,7 +529,20 @@ def check_series(c, f, ranks):
             c.fail(f"{d.name}: attribute units missing or not 's'")
 
 
-def check_time_series(c, f, shape):
+def check_indexed(c, d, scale, path):
+    """1-D d has the dimension scale scale (at path) attached: netCDF-4 readers
+    then index d by it."""
+    if not is_scale(scale):
+        c.fail(f"{path}: not a dimension scale (of {d.name})")
+    elif not has_attr(d, "DIMENSION_LIST"):
+        c.fail(f"{d.name}: no dimension scale attached ({path})")
+    elif not scale_attributes_typed(d):
+        c.fail(f"{d.name}: DIMENSION_LIST or DIMENSION_LABELS is not one reference or string per dimension")
+    else:
+        check_dim_scale(c, d, 0, scale, path)
+
+
+def check_time_series(c, f, shape, require_scales=False):
     """/series (heat with output.every): u (T, *shape) chunked one snapshot per
     chunk, step (int64, T, increasing from >= 0), time (float64, T,
     non-decreasing); the last snapshot is /fields/u when that exists. Returns
@@ -498,12 +571,28 @@ def check_time_series(c, f, shape):
         c.fail(f"/series: time has {times.shape[0]} entries, step {n}")
     elif n and (steps[0] < 0 or (np.diff(steps) <= 0).any() or (np.diff(times) < 0).any()):
         c.fail(f"/series: steps {steps.tolist()} or times not increasing")
+    if shape is not None and len(shape) > 1:
+        check_series_coords(c, f, g, shape, u, step, time, require_scales)
     fields = member(f, "fields")
     fu = member(fields, "u") if isinstance(fields, h5py.Group) else None
     if isinstance(fu, h5py.Dataset) and u.dtype.kind == fu.dtype.kind == "f" and u.ndim > 1 and \
             fu.shape == u.shape[1:] and 0 < n <= u.shape[0] and read(u, n - 1).tobytes() != read(fu).astype(u.dtype).tobytes():
         c.fail("/series/u: the last snapshot is not /fields/u")
     return steps, times, u.dtype
+
+
+def check_series_coords(c, f, g, shape, u, step, time, require_scales):
+    """/series/u's dimensions: time (/series/time), then /grid's axes, named
+    by /series/x, y (z) too, and step indexed by time."""
+    for name in names(g):
+        if name not in ("u", "step", "time") and is_scale(member(g, name)):
+            check_scale_link(c, f, g, name, shape)
+    if u.ndim == len(shape) + 1:
+        check_field_coords(c, f, u, require_scales, time=time)
+    if require_scales or has_attr(step, "DIMENSION_LIST"):
+        check_indexed(c, step, time, "/series/time")
+    if require_scales:
+        check_scale_links(c, f, g, shape)
 
 
 def numbers(s):
@@ -702,8 +791,8 @@ def cmd_layout(args):
         if not fields and not fields_off(f):
             c.fail("/fields is empty, and /input resolved does not say output.fields = false")
         check_solver(c, f)
-        check_series(c, f, ranks)
-        series = check_time_series(c, f, grid[0] if grid else None)
+        check_series(c, f, ranks, args.require_scales)
+        series = check_time_series(c, f, grid[0] if grid else None, args.require_scales)
     vector = grid is not None and len(grid[0]) == 1  # a matrix problem's: no XDMF
     # the XDMF file describes the series, else the fields; with neither there is none
     if not args.no_xdmf and not vector and (fields or series is not None):
@@ -720,7 +809,7 @@ def compared(f, pick):
     /batch/solution."""
     found = {}
     fields = group(f, "fields")
-    for name in names(fields):
+    for name in field_names(fields):
         if pick is None or name in pick:
             found[f"/fields/{name}"] = dataset(fields, name, "fiu", (1, 2, 3))
     if pick is None:
@@ -909,7 +998,7 @@ def show_history(f):
 
 def show_fields(f):
     g = group(f, "fields")
-    for name in names(g):
+    for name in field_names(g):
         d = dataset(g, name, "fiu", (1, 2, 3))
         v = read(d)
         rng = f", min {np.nanmin(v):.6g}, max {np.nanmax(v):.6g}" if v.size else ""
@@ -1030,7 +1119,8 @@ def main(argv=None):
     q.add_argument("file")
     q.add_argument("--no-xdmf", action="store_true", help="the file was written without XDMF")
     q.add_argument("--require-scales", action="store_true",
-                   help="grid fields must have /grid/<axis> attached as HDF5 dimension scales")
+                   help="grid fields must have /grid/<axis> attached as HDF5 dimension scales, "
+                        "/fields and /series name them, /history/iteration indexes residual")
     q = sub.add_parser("same", help="exit 0 iff the fields are bit-identical")
     q.add_argument("file1")
     q.add_argument("file2")

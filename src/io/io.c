@@ -94,6 +94,9 @@ static int check_fields(const coop_io_result *r, int64_t count) {
     for (int j = 0; j < i; j++)
       if (strcmp(r->fields[j].name, f->name) == 0)
         return COOP_ERROR(COOP_ERR_RUNTIME, "field %s given twice", f->name);
+    /* /fields/x, y, z name the grid's coordinates (link_coords) */
+    if (r->ndim > 1 && strlen(f->name) == 1 && strchr("xyz", f->name[0]))
+      return COOP_ERROR(COOP_ERR_RUNTIME, "field %s: x, y and z name a grid's coordinates", f->name);
   }
   return 0;
 }
@@ -461,16 +464,41 @@ done:
 /* Name of dataset axis d of an ndim-D grid ("x" is the last, fastest one). */
 static const char *axis_name(int ndim, int d) { return &"x\0y\0z"[2 * (ndim - 1 - d)]; }
 
+#ifdef COOP_HAVE_H5DS
+#define COOP_H5DS_LINKS 1
+#else
+#define COOP_H5DS_LINKS 0
+#endif
+
+/* g/<axis>: a second name (a hard link, the same dataset) for each dimension
+ * scale /grid/<axis>. netCDF-4 readers (netCDF-C's ncdump, h5netcdf under
+ * xarray) look for a variable's dimensions in its own group and the groups
+ * above it, never in a sibling like /grid; the scales attached to the fields
+ * stay /grid's objects, so h5py and XDMF readers see no change. Only where the
+ * scales exist: without them the links would read as fields. Collective (a
+ * metadata change: every rank, the same arguments). */
+static int link_coords(hid_t fid, hid_t g, const coop_io_result *r) {
+  char path[8];
+  for (int d = 0; COOP_H5DS_LINKS && r->ndim > 1 && d < r->ndim; d++) {
+    snprintf(path, sizeof path, "grid/%s", axis_name(r->ndim, d));
+    if (H5Lcreate_hard(fid, path, g, axis_name(r->ndim, d), H5P_DEFAULT, H5P_DEFAULT) < 0)
+      return coop_h5_fail(__FILE__, __LINE__, "H5Lcreate_hard");
+  }
+  return 0;
+}
+
 /* /grid/<axis>: the coordinates of the points along dataset axis d, made a
  * dimension scale where libhdf5_hl is linked. Collective like small_dataset. */
 static int write_coords(hid_t g, const coop_io_result *r, const double *c, int d, const io_xfer *x) {
   int st = 0;
   hid_t dset = -1;
   const char *name = axis_name(r->ndim, d);
-  char desc[200];
+  char desc[320];
   snprintf(desc, sizeof desc, "%s coordinate of the stored points along dimension %d of the /fields "
-           "datasets: origin + i * spacing (/grid attributes), i = 0 .. %lld", name, d,
-           (long long)r->global_shape[d] - 1);
+           "datasets: origin + i * spacing (/grid attributes), i = 0 .. %lld%s", name, d,
+           (long long)r->global_shape[d] - 1,
+           COOP_H5DS_LINKS ? "; the same dataset is also named /fields/<axis> (and /series/<axis>), "
+                             "where netCDF-4 readers look for a field's dimensions" : "");
   COOP_TRY(small_dataset(g, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, c, (hsize_t)r->global_shape[d], x,
                     NULL, desc));
 #ifdef COOP_HAVE_H5DS
@@ -583,6 +611,25 @@ done:
   return st;
 }
 
+/* With libhdf5_hl, iteration is residual's dimension scale: netCDF-4 readers
+ * (xarray, ncdump) then show residual(iteration). Collective. */
+static int index_history(hid_t h) {
+  int st = 0;
+#ifdef COOP_HAVE_H5DS
+  hid_t it = -1, res = -1;
+  COOP_H5_ID(it, H5Dopen2(h, "iteration", H5P_DEFAULT));
+  COOP_H5_ID(res, H5Dopen2(h, "residual", H5P_DEFAULT));
+  COOP_H5_TRY(H5DSset_scale(it, "iteration"));
+  COOP_H5_TRY(H5DSattach_scale(res, it, 0));
+done:
+  COOP_H5_CLOSE(res, H5Dclose);
+  COOP_H5_CLOSE(it, H5Dclose);
+#else
+  (void)h;
+#endif
+  return st;
+}
+
 static int write_series(hid_t fid, const io_meta *m, const io_xfer *x) {
   int st = 0;
   hid_t h = -1, t = -1;
@@ -596,6 +643,7 @@ static int write_series(hid_t fid, const io_meta *m, const io_xfer *x) {
   COOP_TRY(small_dataset(h, "residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->hist_res, nh, x, NULL,
                     true_res ? hist_true_desc : hist_rec_desc));
   COOP_TRY(residual_kind(h, true_res));
+  COOP_TRY(index_history(h));
   COOP_TRY(group_create(fid, "timing", &t));
   COOP_TRY(attr_str(t, "description", "wall-clock seconds per phase of the run: one dataset per phase, "
                                  "one value per rank (index = MPI rank)"));
@@ -804,15 +852,21 @@ static int create_fields(hid_t fid, const coop_io_result *r) {
   int st = 0;
   hid_t g = -1, space = -1;
   hsize_t dims[3];
+  const int linked = r->nfields && COOP_H5DS_LINKS && r->ndim > 1; /* /fields/x, y (z) */
   if (r->batch) return 0; /* its solutions are in /batch */
   for (int d = 0; d < r->ndim; d++) dims[d] = (hsize_t)r->global_shape[d];
   COOP_TRY(group_create(fid, "fields", &g));
   COOP_H5_ID(space, H5Screate_simple(r->ndim, dims, NULL));
   COOP_TRY(attr_str(g, "description",
-                    r->nfields ? "the solution (and other fields) on all points, global shape; each "
-                                 "dataset says what it is and which points it holds"
-                               : "empty: the run was told not to write its fields (output.fields = "
-                                 "false)"));
+                    linked ? "the solution (and other fields) on all points, global shape; each "
+                             "dataset says what it is and which points it holds; x, y (z) are no "
+                             "fields: /grid's coordinates under a second name (the same datasets, "
+                             "dimension scales), named here for netCDF-4 readers"
+                    : r->nfields ? "the solution (and other fields) on all points, global shape; each "
+                                   "dataset says what it is and which points it holds"
+                                 : "empty: the run was told not to write its fields (output.fields = "
+                                   "false)"));
+  if (linked) COOP_TRY(link_coords(fid, g, r));
   for (int i = 0; i < r->nfields; i++) COOP_TRY(create_field(fid, g, space, r, &r->fields[i]));
 done:
   COOP_H5_CLOSE(space, H5Sclose);
@@ -862,22 +916,30 @@ done:
 }
 
 /* At the end, when /grid exists: /series/u names its coordinates (time, then
- * /grid's axes) and, with libhdf5_hl, has them attached as dimension scales. */
+ * /grid's axes) and, with libhdf5_hl, has them attached as dimension scales;
+ * step is indexed by time too, and /series/<axis> names /grid's scales, so
+ * netCDF-4 readers open /series as a group of their own (link_coords). */
 static int describe_series(hid_t fid, const coop_io_result *r) {
   int st = 0;
-  hid_t u = -1, t = -1;
+  hid_t g = -1, u = -1, t = -1, step = -1;
   if (r->ndim < 2) return 0;
-  COOP_H5_ID(u, H5Dopen2(fid, "series/u", H5P_DEFAULT));
+  COOP_H5_ID(g, H5Gopen2(fid, "series", H5P_DEFAULT));
+  COOP_H5_ID(u, H5Dopen2(g, "u", H5P_DEFAULT));
 #ifdef COOP_HAVE_H5DS
-  COOP_H5_ID(t, H5Dopen2(fid, "series/time", H5P_DEFAULT));
+  COOP_H5_ID(t, H5Dopen2(g, "time", H5P_DEFAULT));
+  COOP_H5_ID(step, H5Dopen2(g, "step", H5P_DEFAULT));
   COOP_H5_TRY(H5DSset_scale(t, "time"));
   COOP_H5_TRY(H5DSattach_scale(u, t, 0));
   COOP_H5_TRY(H5DSset_label(u, 0, "time"));
+  COOP_H5_TRY(H5DSattach_scale(step, t, 0));
 #endif
   COOP_TRY(attach_coords(fid, u, r, 1, "/series/time"));
+  COOP_TRY(link_coords(fid, g, r));
 done:
+  COOP_H5_CLOSE(step, H5Dclose);
   COOP_H5_CLOSE(t, H5Dclose);
   COOP_H5_CLOSE(u, H5Dclose);
+  COOP_H5_CLOSE(g, H5Gclose);
   return st;
 }
 

@@ -7,10 +7,15 @@
  *                "coordinates" attribute either way
  *   /fields/<n>  global field, chunked, float64 or float32; attrs description,
  *                points (which points it holds), coordinates (grids)
+ *   /fields/z, y, x  grids with libhdf5_hl and fields: /grid/z, y, x under a
+ *                second name (hard links), where netCDF-4 readers (xarray,
+ *                ncdump) look for a variable's dimensions (docs/xarray.md);
+ *                so a grid field may not be named x, y or z
  *   /solver      attrs solver, mode, backend, iterations, reason, residual,
  *                true_residual (Krylov methods), barriers_per_iteration, ...
  *   /history     datasets iteration (int64), residual (float64); attrs say
- *                which norm (kind "true" or "recurrence")
+ *                which norm (kind "true" or "recurrence"); with libhdf5_hl
+ *                iteration is residual's dimension scale
  *   /timing      one float64 dataset per phase, one value per rank
  *   /batch       a batch run, in place of /grid and /fields: per problem
  *                iterations, residual, r0, reason, seconds, rows, rank; the
@@ -18,7 +23,9 @@
  *   /series      time series (heat with output.every): u (T, [nz,] ny, nx),
  *                the interior points as /fields/u, chunked one snapshot per
  *                chunk; step (int64, T) and time (float64, T); written during
- *                the run (coop_io_series_*)
+ *                the run (coop_io_series_*); with libhdf5_hl time is the
+ *                dimension scale of u's dimension 0 and of step, and z, y, x
+ *                name /grid's as in /fields
  * Every group and dataset carries a "description"; strings are scalar
  * variable-length UTF-8 (h5py reads str), except the dimension-scale
  * attributes the HDF5 specification fixes (CLASS, NAME, REFERENCE_LIST,
