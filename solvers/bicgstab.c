@@ -59,9 +59,11 @@ static int bicgstab_body(coop_solve *sv, krylov_data *k, double start) {
     COOP_CHECK(coop_vec_axpy(x, omega, sh));
     COOP_CHECK(coop_vec_waxpby(r, 1.0, s, -omega, t));
     COOP_CHECK(coop_vec_dot(r, r, &rr));
-    if (coop_krylov_check(sv, it, sqrt(rr), start)) return 0;
-    if (omega == 0.0) return breakdown(sv);
+    const int why = coop_krylov_check(sv, it, sqrt(rr), start);
+    if (why && why != COOP_DIVERGED_ITS) return 0;
+    if (!why && omega == 0.0) return breakdown(sv);
     rho_old = rho;
+    if (why) return coop_ckpt_final(sv, it, &cs); /* max_iter: the state is whole here */
     COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
     if (stop) return 0;
   }

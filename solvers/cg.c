@@ -46,14 +46,16 @@ static int cg_body(coop_solve *sv, krylov_data *k, double start) {
     if (z != r) COOP_CHECK(coop_krylov_pc(k, r, z));
     COOP_CHECK(coop_vec_mdot_begin(&red, 0, 2, xs, ys));
     COOP_CHECK(coop_vec_reduce_end(&red, v));
-    if (coop_krylov_check(sv, it, sqrt(v[1]), start)) return 0;
-    if (v[0] < 0.0) {
+    const int why = coop_krylov_check(sv, it, sqrt(v[1]), start);
+    if (why && why != COOP_DIVERGED_ITS) return 0;
+    if (!why && v[0] < 0.0) {
       sv->ctl.reason = COOP_DIVERGED_INDEFINITE_PC;
       return 0;
     }
     const double beta = v[0] / rz;
     rz = v[0];
     COOP_CHECK(coop_vec_aypx(p, beta, z)); /* p = z + beta p */
+    if (why) return coop_ckpt_final(sv, it, &cs); /* max_iter: the state is whole here */
     COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
     if (stop) return 0;
   }

@@ -130,6 +130,12 @@ int coop_ckpt_point(coop_solve *sv, int64_t it, const coop_ckpt_state *st, int *
   return 0;
 }
 
+int coop_ckpt_final(coop_solve *sv, int64_t it, const coop_ckpt_state *st) {
+  struct coop_ckpt *ck = sv->ckpt;
+  if (!ck || !(ck->every > 0 || ck->seconds > 0) || ck->written_it == it) return 0;
+  return write_now(sv, it, st);
+}
+
 int coop_ckpt_resume(coop_solve *sv, const coop_ckpt_state *st, int64_t *it, int *resumed) {
   struct coop_ckpt *ck = sv->ckpt;
   *resumed = 0;

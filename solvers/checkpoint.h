@@ -50,6 +50,12 @@ int coop_ckpt_requested(const coop_solve *sv);
  * run.on_signal = exit; sv->ckpt->signal says which). Collective. */
 int coop_ckpt_point(coop_solve *sv, int64_t it, const coop_ckpt_state *st, int *stop);
 
+/* At the iteration where the solve stops for max_iter (the state st whole):
+ * a last checkpoint, so that the run can be continued with a larger
+ * solver.max_iter, when checkpoints are on (every or seconds) and none was
+ * written at this iteration. Collective. */
+int coop_ckpt_final(coop_solve *sv, int64_t it, const coop_ckpt_state *st);
+
 /* With --restart: reads st's vectors, scalars and field, the history and r0
  * into sv->ctl; *it = the checkpoint's iteration and *resumed = 1. Without:
  * *resumed = 0. Collective. */

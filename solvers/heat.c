@@ -133,8 +133,11 @@ static int run_steps(coop_solve *sv, heat_data *d, double start) {
     COOP_CHECK(chunk(sv, d, &k, it, next));
     c->iterations = it = next;
     if (sv->snapshot_every > 0 && (it % sv->snapshot_every == 0 || it == steps)) COOP_CHECK(snapshot(sv, it));
-    if (it == steps) break;
     cs.field = sv->u; /* the steps swap the buffers */
+    if (it == steps) { /* the last step: a final checkpoint lets a longer run go on from here */
+      COOP_CHECK(coop_ckpt_final(sv, it, &cs));
+      break;
+    }
     COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
     if (stop) return 0;
   }

@@ -48,12 +48,12 @@ static int decide(void *p, double rn, int *stop) {
     coop_solve_record(sv, x->it, rn, MPI_Wtime() - x->start);
   }
   c->reason = coop_stop_test(rn, c->r0, x->it, c->max_iter, c->rtol, c->atol, c->dtol);
+  x->cs.field = sv->u; /* the steps swap the buffers */
   if (c->reason) {
     *stop = 1;
-    return 0;
+    return c->reason == COOP_DIVERGED_ITS && !again ? coop_ckpt_final(sv, x->it, &x->cs) : 0;
   }
   if (again) return 0;
-  x->cs.field = sv->u; /* the steps swap the buffers */
   return coop_ckpt_point(sv, x->it, &x->cs, stop);
 }
 

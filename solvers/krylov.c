@@ -240,7 +240,8 @@ int coop_krylov_cg1_top(coop_solve *sv, int64_t it, int checked, double rr, doub
   *done = 1;
   if (!checked) {
     const double rn = sqrt(rr);
-    if (it == 0 ? coop_krylov_start(sv, rn, start) : coop_krylov_check(sv, it, rn, start)) return 0;
+    if (it == 0 ? coop_krylov_start(sv, rn, start) : coop_krylov_check(sv, it, rn, start))
+      return sv->ctl.reason == COOP_DIVERGED_ITS && it > 0 ? coop_ckpt_final(sv, it, cs) : 0;
     int stop = 0;
     if (it > 0) COOP_CHECK(coop_ckpt_point(sv, it, cs, &stop));
     if (stop) return 0;
@@ -383,6 +384,11 @@ static int run_grid(coop_solve *sv, krylov_data *k, double start) {
     if (h.iterations > it) per_iter = (t_end - t0) / (double)(h.iterations - it);
     it = h.iterations;
     a.resume = 1;
+    if (h.reason == COOP_DIVERGED_ITS && sv->ckpt) { /* the kernel left its state whole */
+      COOP_CHECK(grid_state(sv, k, h.odd, &g));
+      for (int i = 0; i < g.ns; i++) g.val[i] = h.s[i];
+      COOP_CHECK(coop_ckpt_final(sv, it, &g.st));
+    }
     if (h.reason != COOP_REASON_NONE || a.stop_at < 0) break;
     COOP_CHECK(grid_state(sv, k, h.odd, &g));
     for (int i = 0; i < g.ns; i++) g.val[i] = h.s[i];

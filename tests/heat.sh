@@ -209,7 +209,7 @@ fi
 # ---- checkpoints: a restart (at another rank count) ends with the same bits ----
 CK="--set grid.nx=33 --set grid.ny=20 --set solver.max_iter=200 --set output.every=25 --set solver.check_every=40"
 heat whole 2 $CK
-heat part 2 $CK --set output.checkpoint_every=64
+heat part 2 $CK --set output.checkpoint_every=64 --set solver.max_iter=192 # a run cut at 192
 heat rest 3 $CK --restart "$TMP/part.ckpt.h5"
 $PY "$H5CHECK" same "$TMP/whole.h5" "$TMP/rest.h5" || fail "restart: the field differs"
 $PY -c 'import h5py, sys; sys.exit(h5py.File(sys.argv[1])["series"]["step"][()].tolist() != [192, 200])' \
