@@ -116,7 +116,7 @@ for r in "${plan[@]}"; do
   timeout -k 10 "$tmo" mpirun --bind-to none -np 1 "$build/coopsolve" "$src/inputs/batch.ini" --backend cuda \
     --set batch.count="$b" --set batch.sizes="$sizes" --set batch.shift="$shift" --set batch.rhs=random \
     --set batch.seed=1 --set solver.name="$method" --set solver.pc=none --set solver.rtol=1e-6 \
-    --set solver.max_iter=100000 --set run.sync="$sync" --set run.schedule="$sched" \
+    --set solver.max_iter=100000 --set batch.sync="$sync" --set batch.schedule="$sched" \
     --set output.fields=false --set output.monitor_every=0 --output "$h5" </dev/null >"$log" 2>&1
   rc=$?
   wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')

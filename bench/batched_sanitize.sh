@@ -20,7 +20,7 @@ for tool in memcheck racecheck synccheck; do
     "jac row static 4"; do
     set -- $cfg
     timeout -k 5 40 "$cs" --tool $tool --error-exitcode 9 "$build/coopsolve" "$tmp/$1.ini" --backend cuda \
-      --set run.sync="$2" --set run.schedule="$3" --set run.group_blocks="$4" --set output.monitor_every=0 \
+      --set batch.sync="$2" --set batch.schedule="$3" --set tune.group_blocks="$4" --set output.monitor_every=0 \
       --output "$tmp/cs.h5" >"$tmp/cs.log" 2>&1
     rc=$?
     [ $rc -eq 0 ] || status=1

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Sweeps between grid barriers of the register-resident solve
-# (run.resident_depth), side by side: a baseline build, then this build with
+# (tune.resident_depth), side by side: a baseline build, then this build with
 # auto, 1 and 2, on the boxes that hold the field in registers; two rounds,
 # interleaved. Plans (blocks, groups, rows, depth) printed in round 1.
 #   bench/resident_depth.sh BASE_BUILD BUILD
-# e.g. BASE_BUILD = a build of the commit before run.resident_depth.
+# e.g. BASE_BUILD = a build of the commit before tune.resident_depth.
 set -uo pipefail
 [ $# -eq 2 ] || { echo "usage: bench/resident_depth.sh BASE_BUILD BUILD" >&2; exit 2; }
 base=$1 b=$2
@@ -14,6 +14,6 @@ for round in 1 2; do
     set -- $row
     bash "$here/sweep_one.sh" "$base" main "$1" "$2" "$3" grid
     SWEEP_PLAN=$([ $round = 1 ] && echo 1) bash "$here/sweep_one.sh" "$b" auto "$1" "$2" "$3" grid
-    for d in 1 2; do bash "$here/sweep_one.sh" "$b" d$d "$1" "$2" "$3" grid run.resident_depth=$d; done
+    for d in 1 2; do bash "$here/sweep_one.sh" "$b" d$d "$1" "$2" "$3" grid tune.resident_depth=$d; done
   done
 done

@@ -21,7 +21,7 @@
 #   (names like 2d-4096-fp32-laplace-c100-r2-strong-g8-ipc-grid,
 #   2d-1024-fp64-sine-c1-r1-g1-launch; 'r1-' = every 1-GPU row).
 # STENCIL_SET="key=value ..." adds those --set options to every run (in the
-# Command line of the header), e.g. run.overlap=false for the baseline.
+# Command line of the header), e.g. tune.overlap=false for the baseline.
 # STENCIL_HALOS (default "mpi ipc", plus nccl where the build has it) sets the
 # 2-rank halo transports. STENCIL_DRY_RUN=1 lists the rows and runs nothing. STENCIL_TIMEOUT (s, default
 # 180) bounds one coopsolve run; STENCIL_SWEEPS (1000) and STENCIL_SWEEPS_3D
@@ -174,7 +174,7 @@ for r in "${plan[@]}"; do
   sweeps=$sweeps2d
   opts=(--set grid.dim="$dim" --set grid.nx="$nx" --set grid.ny="$ny")
   if [ "$dim" = 3 ]; then sweeps=$sweeps3d; opts+=(--set grid.nz="$nz"); fi
-  [ "$np" -gt 1 ] && opts+=(--set run.halo="$h")
+  [ "$np" -gt 1 ] && opts+=(--set tune.halo="$h")
 
   h5=$out/$name.h5 log=$out/$name.log
   rm -f "$h5"

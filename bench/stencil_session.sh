@@ -111,13 +111,13 @@ for stage in "$@"; do
               set -- $cfg
               "$cs" --tool $tool --error-exitcode 9 ./coopsolve "$src/inputs/quickstart.ini" --backend cuda \
                 --set run.sync=$sync --set grid.dim=$1 --set solver.precision=$2 --set problem.type=$3 \
-                --set grid.nx=$4 --set grid.ny=$5 --set run.fuse_sweeps=$6 --set grid.nz=19 --set solver.max_iter=30 \
+                --set grid.nx=$4 --set grid.ny=$5 --set tune.fuse_sweeps=$6 --set grid.nz=19 --set solver.max_iter=30 \
                 --set solver.check_every=7 --set output.monitor_every=0 --output /tmp/cs.h5 2>&1 |
                 grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK|reason' | sed "s/^/$tool $sync $cfg: /" || status=1
             done
           done
           mpirun --bind-to none -np 2 "$cs" --tool $tool --error-exitcode 9 ./coopsolve "$src/inputs/quickstart.ini" \
-            --backend cuda --set run.sync=grid --set run.halo=ipc --set grid.ghost=3 --set grid.nx=203 \
+            --backend cuda --set run.sync=grid --set tune.halo=ipc --set grid.ghost=3 --set grid.nx=203 \
             --set grid.ny=77 --set solver.max_iter=30 --set output.monitor_every=0 --output /tmp/cs2.h5 2>&1 |
             grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK|reason' | sed "s/^/$tool 2 ranks ipc: /" || status=1
           # the shared-memory solve's replay: a stop by rtol re-runs 11 sweeps from a checkpoint

@@ -14,7 +14,9 @@ nc=0
 # 'DIR': a directory; 'BIG': a sparse file of 2200 MiB) as in.ini in a fresh
 # directory and run coopsolve there with ARGs (default: in.ini). Expect what
 # coop_expect_input_error (tests/common.sh) checks, with a message starting
-# "coopsolve: MESSAGE", and no file beside in.ini.
+# "coopsolve: MESSAGE" (and holding $bsub where that is set), and no file
+# beside in.ini.
+bsub=
 bad() {
   n=$1 msg=$2 text=$3
   shift 3
@@ -29,9 +31,17 @@ bad() {
   esac
   [ $# -gt 0 ] || set -- in.ini
   what="case $nc, $n ranks, args '$*'"
-  coop_expect_input_error "$d" "$n" "$msg" "" "$@"
+  coop_expect_input_error "$d" "$n" "$msg" "$bsub" "$@"
   left=$(cd "$d" && ls -A | tr '\n' ' ')
   [ "$left" = "$([ "$text" = - ] || echo 'in.ini ')" ] || fail "$what: its directory holds '$left'"
+}
+# bad_sub RANKS SUBSTRING INPUT [ARG...]: as bad, for a message that holds
+# SUBSTRING after the key it starts with (the halo transports' own messages)
+bad_sub() {
+  bsub=$2 n=$1
+  shift 2
+  bad "$n" "" "$@"
+  bsub=
 }
 
 # -- the input file cannot be read
@@ -143,14 +153,21 @@ bad 2 "output.file = ./ (from --set): names a directory, not a file" "$GOOD" in.
 bad 2 "output.file = . (from --set): names a directory, not a file" "$GOOD" in.ini --output .
 
 # -- GPU-to-GPU halos asked for where they cannot be
-bad 2 "run.halo = ipc needs GPU memory (run.backend = cuda)" "$GOOD" in.ini --set run.halo=ipc
-bad 2 "--set run.halo=ucx: expected one of: auto, mpi, ipc, nccl" "$GOOD" in.ini --set run.halo=ucx
+bad_sub 2 "halo = ipc needs GPU memory (run.backend = cuda)" "$GOOD" in.ini --set tune.halo=ipc
+bad 2 "--set tune.halo=ucx: expected one of: auto, mpi, ipc, nccl" "$GOOD" in.ini --set tune.halo=ucx
 # NCCL halos: refused on a build without NCCL, and on the host backend
 if "$COOPSOLVE" --version | grep -q '^NCCL: yes'; then
-  bad 2 "run.halo = nccl needs GPU memory (run.backend = cuda)" "$GOOD" in.ini --set run.halo=nccl
+  bad_sub 2 "halo = nccl needs GPU memory (run.backend = cuda)" "$GOOD" in.ini --set tune.halo=nccl
 else
-  bad 2 "run.halo = nccl: this build has no NCCL (configure --with-nccl)" "$GOOD" in.ini --set run.halo=nccl
+  bad_sub 2 "halo = nccl: this build has no NCCL (configure --with-nccl)" "$GOOD" in.ini --set tune.halo=nccl
 fi
+
+# -- names of earlier versions: refused, naming the key they are now (docs/keys.md)
+bad 2 "in.ini:10: run.resident is now tune.resident" "$GOOD|[run]|resident = false"
+bad 3 "in.ini:10: run.blocks is now tune.blocks" "$GOOD|[run]|blocks = 4"
+bad 2 "--set run.fuse_sweeps=2: run.fuse_sweeps is now tune.fuse_sweeps" "$GOOD" in.ini --set run.fuse_sweeps=2
+bad 2 "--set run.halo=mpi: run.halo is now tune.halo" "$GOOD" in.ini --set run.halo=mpi
+bad 2 "--set run.overlap=false: run.overlap is now tune.overlap" "$GOOD" in.ini --set run.overlap=false
 
 # -- [batch] inputs: generators, files, keys of the other kind of input, size
 DATA=$COOP_SRCDIR/tests/data
@@ -202,39 +219,48 @@ bad 2 "solver.t_end = 0.5 (from --set) applies to [batch] inputs; a grid heat ru
 bad 2 "solver.t_end = 0.5 (from --set) applies to solver.name = heat, not jacobi" "$GOOD" in.ini --set solver.t_end=0.5
 bad 2 "solver.pc = jacobi (from --set) applies to solver.name = cg, not jacobi" "$B" in.ini \
   --set solver.name=jacobi --set solver.pc=jacobi
-bad 2 "run.sync = graph (from --set) does not apply to a [batch] input" "$B" in.ini --set run.sync=graph
+# a batch's mode and schedule are batch.sync and batch.schedule, with their own values
+bad 2 "run.sync = graph (from --set) does not apply to a [batch] input: batch.sync sets its mode" "$B" in.ini --set run.sync=graph
+bad 2 "run.sync = grid (from in.ini:8) does not apply to a [batch] input: batch.sync sets its mode" "$B|[run]|sync = grid"
 bad 2 "solver.check_every = 5 (from --set) does not apply to a [batch] input" "$B" in.ini --set solver.check_every=5
-bad 2 "--set run.schedule=fast: expected one of: auto, clc, atomic, static" "$B" in.ini --set run.schedule=fast
-bad 2 "run.sync = row (from --set) applies to [batch] inputs" "$GOOD" in.ini --set run.sync=row
-bad 2 "run.sync = launch_each (from --set) applies to [batch] inputs" "$GOOD" in.ini --set run.sync=launch_each
-bad 2 "run.schedule = clc (from in.ini:10) applies to [batch] inputs and problem.type = matrix only" "$GOOD|[run]|schedule = clc"
-bad 2 "run.group_blocks = 4 (from --set) applies to [batch] inputs only" "$GOOD" in.ini --set run.group_blocks=4
-bad 2 "run.group_blocks = 4 (from --set) sizes the groups of run.sync = row, cluster or grid, not of run.sync = auto" \
-  "$B" in.ini --set run.group_blocks=4
-bad 2 "run.group_blocks = 2 (from in.ini:8) sizes the groups of run.sync = row, cluster or grid, not of run.sync = block (from --set)" \
-  "$B|[run]|group_blocks = 2" in.ini --set run.sync=block
-bad 2 "run.overlap = false (from --set) does not apply to a [batch] input" "$B" in.ini --set run.overlap=false
-bad 2 "run.fused_halo = false (from --set) does not apply to a [batch] input" "$B" in.ini --set run.fused_halo=false
+bad 2 "--set batch.schedule=fast: expected one of: auto, clc, atomic, static" "$B" in.ini --set batch.schedule=fast
+bad 2 "--set batch.sync=graph: expected one of: auto, row, cluster, block, grid, launch, launch_each" "$B" in.ini \
+  --set batch.sync=graph
+bad 2 "--set run.sync=row: run.sync = row is now batch.sync = row" "$GOOD" in.ini --set run.sync=row
+bad 2 "--set run.sync=launch_each: run.sync = launch_each is now batch.sync = launch_each" "$GOOD" in.ini --set run.sync=launch_each
+bad 2 "in.ini:8: run.sync = cluster is now batch.sync = cluster" "$B|[run]|sync = cluster"
+bad 2 "--set run.schedule=atomic: run.schedule is now batch.schedule in [batch] inputs, tune.csr_schedule for problem.type = matrix" \
+  "$B" in.ini --set run.schedule=atomic
+bad 2 "in.ini:8: run.group_blocks is now tune.group_blocks" "$B|[run]|group_blocks = 2"
+bad 2 "tune.group_blocks = 4 (from --set) applies to [batch] inputs only" "$GOOD" in.ini --set tune.group_blocks=4
+bad 2 "tune.group_blocks = 4 (from --set) sizes the groups of batch.sync = row, cluster or grid, not of batch.sync = auto" \
+  "$B" in.ini --set tune.group_blocks=4
+bad 2 "tune.group_blocks = 2 (from in.ini:8) sizes the groups of batch.sync = row, cluster or grid, not of batch.sync = block (from --set)" \
+  "$B|[tune]|group_blocks = 2" in.ini --set batch.sync=block
+bad 2 "tune.overlap = false (from --set) does not apply to a [batch] input" "$B" in.ini --set tune.overlap=false
+bad 2 "tune.fused_halo = false (from --set) does not apply to a [batch] input" "$B" in.ini --set tune.fused_halo=false
+bad 2 "tune.csr_schedule = static (from --set) does not apply to a [batch] input" "$B" in.ini --set tune.csr_schedule=static
 # more than a node holds: refused before any work, also in a dry run
 bad 2 "batch.count = 100000 with batch.sizes = uniform:4096 (1677721600000 rows): rank 0 would hold" \
   "$B" in.ini --set batch.count=100000 --set batch.sizes=uniform:4096
 bad 3 "batch.count = 100000 with batch.sizes = uniform:4096 (1677721600000 rows): rank " \
   "$B" in.ini --set batch.count=100000 --set batch.sizes=uniform:4096 --dry-run
 
-# -- run.schedule outside [batch]: grid problems refuse it; matrix inputs take it
-# (the CSR product's schedule, per-operation kernels), so not with run.sync = grid
-bad 2 "run.schedule = atomic (from --set) applies to [batch] inputs and problem.type = matrix only" \
-  "$GOOD" in.ini --set run.schedule=atomic --set solver.name=cg
+# -- tune.csr_schedule: grid problems refuse it; matrix inputs take it (the CSR
+# product's schedule, per-operation kernels), so not with run.sync = grid
+bad 2 "tune.csr_schedule = atomic (from --set) applies to problem.type = matrix only" \
+  "$GOOD" in.ini --set tune.csr_schedule=atomic --set solver.name=cg
+bad 2 "tune.csr_schedule = clc (from in.ini:10) applies to problem.type = matrix only" "$GOOD|[tune]|csr_schedule = clc"
 M="[output]|file = out.h5|[problem]|type = matrix|matrix = $DATA/nos6.mtx|[solver]|name = cg"
-bad 2 "run.schedule = static (from --set) schedules the CSR product of run.sync = launch; run.sync = grid (from in.ini:9)" \
-  "$M|[run]|sync = grid" in.ini --set run.schedule=static
+bad 2 "tune.csr_schedule = static (from --set) schedules the CSR product of run.sync = launch; run.sync = grid (from in.ini:9)" \
+  "$M|[run]|sync = grid" in.ini --set tune.csr_schedule=static
 # the host backend ignores it: clc runs there, to the same bits as auto
 d=$TMP/host-clc
 mkdir "$d" && printf '%s\n' "$M" | tr '|' '\n' >"$d/in.ini" || fail "cannot make $d"
 for s in auto clc; do
-  (cd "$d" && coop_mpirun 1 "$COOPSOLVE" --backend host in.ini --output "$s.h5" --set run.schedule=$s \
-    >"$s.out" 2>"$TMP/err" </dev/null) || { cat "$TMP/err"; fail "matrix input, host backend, run.schedule = $s"; }
+  (cd "$d" && coop_mpirun 1 "$COOPSOLVE" --backend host in.ini --output "$s.h5" --set tune.csr_schedule=$s \
+    >"$s.out" 2>"$TMP/err" </dev/null) || { cat "$TMP/err"; fail "matrix input, host backend, tune.csr_schedule = $s"; }
   grep -E '^  (reason|iterations|residual|error) ' "$d/$s.out" >"$d/$s.sum"
 done
 [ "$(wc -l <"$d/auto.sum")" = 4 ] || { cat "$d/auto.out"; fail "host backend: no summary"; }
-cmp -s "$d/auto.sum" "$d/clc.sum" || { diff "$d/auto.sum" "$d/clc.sum"; fail "host backend: run.schedule = clc changed the solve"; }
+cmp -s "$d/auto.sum" "$d/clc.sum" || { diff "$d/auto.sum" "$d/clc.sum"; fail "host backend: tune.csr_schedule = clc changed the solve"; }

@@ -1,8 +1,10 @@
 #!/bin/sh
 # The command line as a user meets it: --help (usage and every key of the
-# table), --version, --dry-run (resolved configuration with origins, which is
-# itself a valid input; decomposition; memory), --set later-wins, --output,
-# and good tiny runs at 1 and 2 ranks that leave .h5 and .xmf but no .tmp.
+# table but [tune]), --help-all (every key), --version, --dry-run (resolved
+# configuration with origins, which is itself a valid input; decomposition;
+# memory), --set later-wins, --output, the key reference docs/keys.md (as
+# --help-keys=markdown writes it), and good tiny runs at 1 and 2 ranks that
+# leave .h5 and .xmf but no .tmp.
 . "$COOP_SRCDIR/tests/common.sh"
 coop_tmpdir
 TINY="$COOP_SRCDIR/tests/data/good_tiny.ini"
@@ -46,18 +48,32 @@ resolved() {
 # ---- --help: usage and the key reference, on stdout, once at 2 ranks
 run 2 help --help
 once "$TMP/help.out" '^usage: coopsolve \[options\] INPUT$' '^  --set SECTION\.KEY=VALUE' \
-  '^  --dry-run ' '^  --output FILE ' '^exit status: 0 success, 1 run-time failure, 2 bad'
+  '^  --dry-run ' '^  --output FILE ' '^  --help-all ' '^exit status: 0 success, 1 run-time failure, 2 bad'
 ! grep -q 'usage' "$TMP/help.err" || fail "--help wrote its usage to stderr"
 awk '/^  [a-z_]+\.[a-z_]+ / { print $1 }' "$TMP/help.out" >"$TMP/help.keys"
 for k in grid.dim grid.nx grid.nz grid.ghost problem.type solver.rtol solver.max_iter \
-  solver.precision run.backend run.sync run.device output.file output.xdmf; do
+  solver.precision run.backend run.sync run.device output.file output.xdmf batch.sync batch.schedule; do
   grep -qx "$k" "$TMP/help.keys" || fail "--help does not list $k"
 done
 [ -z "$(sort "$TMP/help.keys" | uniq -d)" ] || fail "--help lists keys twice"
 # each key once, with its type and default (the table's own words)
 once "$TMP/help.out" '^  grid\.nx +int \[1, 1099511627776\] +default 64$' \
-  '^  solver\.rtol +real \[0, 1\) +default 1e-6$' '^  run\.sync +auto\|grid\|launch\|graph\|row\|cluster\|block\|launch_each +default auto$' \
-  '^  output\.xdmf +bool +default true$'
+  '^  solver\.rtol +real \[0, 1\) +default 1e-6$' '^  run\.sync +auto\|grid\|launch\|graph +default auto$' \
+  '^  batch\.sync +auto\|row\|cluster\|block\|grid\|launch\|launch_each +default auto$' \
+  '^  output\.xdmf +bool +default true$' '^\[tune\]: keys that pick kernel internals .*--help-all'
+# the [tune] keys (kernel internals) are --help-all's alone, after every other key
+! grep -q '^tune\.' "$TMP/help.keys" || fail "--help lists [tune] keys"
+run 1 helpall --help-all
+awk '/^  [a-z_]+\.[a-z_]+ / { print $1 }' "$TMP/helpall.out" >"$TMP/helpall.keys"
+grep -v '^tune\.' "$TMP/helpall.keys" | cmp -s - "$TMP/help.keys" ||
+  { diff "$TMP/help.keys" "$TMP/helpall.keys"; fail "--help-all and --help differ in keys outside [tune]"; }
+for k in tune.blocks tune.overlap tune.halo tune.fused_halo tune.resident tune.resident_depth tune.fuse_sweeps \
+  tune.csr_schedule tune.group_blocks; do
+  grep -qx "$k" "$TMP/helpall.keys" || fail "--help-all does not list $k"
+done
+[ "$(tail -n 1 "$TMP/helpall.keys" | cut -d. -f1)" = tune ] || fail "--help-all: [tune] is not the last section"
+once "$TMP/helpall.out" '^\[tune\]$' '^  tune\.resident +bool +default true$'
+! grep -q -- '--help-all lists them' "$TMP/helpall.out" || fail "--help-all points at itself"
 
 # ---- --version
 run 2 version --version
@@ -83,13 +99,13 @@ once "$d" '^# coopsolve resolved configuration' \
   '^# memory on rank 0: 2\.0[0-9]* MiB host at its peak \(output\), 0\.000 MiB device$' \
   '^# memory per rank at most: 2\.0[0-9]* MiB host \(rank [01]\), 0\.000 MiB device; this node allows '
 ! grep -q 'max_iter = 7' "$d" || fail "--dry-run shows the first of two --set"
-# every key of the --help table is in the resolved configuration, and no other
+# every key of the --help-all table is in the resolved configuration, and no other
 # (a section the input's kind does not take is there as comments: [batch] here)
 resolved "$d" | awk '/^(# )?\[[a-z_]+\]/ { match($0, /\[[a-z_]+\]/); s = substr($0, RSTART + 1, RLENGTH - 2) }
   /^(# )?[a-z_]+ = / { sub(/^# /, ""); print s "." $1 }' | sort >"$TMP/dry.keys"
-sort "$TMP/help.keys" >"$TMP/help.sorted"
+sort "$TMP/helpall.keys" >"$TMP/help.sorted"
 cmp -s "$TMP/help.sorted" "$TMP/dry.keys" ||
-  { diff "$TMP/help.sorted" "$TMP/dry.keys"; fail "--help and --dry-run list different keys"; }
+  { diff "$TMP/help.sorted" "$TMP/dry.keys"; fail "--help-all and --dry-run list different keys"; }
 
 # --output and --set output.file: the later wins
 run 1 out1 --backend host --dry-run in.ini --set output.file=a.h5 --output b.h5
@@ -132,12 +148,17 @@ for n in 1 2; do
   [ "$(head -c 4 "$TMP/$h5" | tail -c 3)" = HDF ] || fail "$n ranks: $h5 is not an HDF5 file"
 done
 
-# every key of the table is in the README's key reference (a row "| s.k |",
-# or a shared row "| s.a, b, c |")
-for k in $("$COOPSOLVE" --help | sed -n 's/^  \([a-z]*\.[a-z_0-9]*\)  .*/\1/p'); do
-  s=${k%%.*} n=${k#*.}
-  grep -qE "^\| $s\.([a-z_0-9]+, )*$n(, [a-z_0-9]+)* \|" "$COOP_SRCDIR/README.md" ||
-    fail "README.md: key $k missing from the key reference"
+# the key reference docs/keys.md is what --help-keys=markdown writes from the
+# key table (make keys-md rewrites it), a row "| `s.k` |" for every key
+"$COOPSOLVE" --help-keys=markdown >"$TMP/keys.md" 2>"$TMP/keys.err" || { cat "$TMP/keys.err"; fail "--help-keys=markdown"; }
+cmp -s "$TMP/keys.md" "$COOP_SRCDIR/docs/keys.md" ||
+  { diff "$COOP_SRCDIR/docs/keys.md" "$TMP/keys.md"; fail "docs/keys.md is not current: make keys-md rewrites it"; }
+for k in $(cat "$TMP/helpall.keys"); do
+  grep -qF "| \`$k\` |" "$TMP/keys.md" || fail "docs/keys.md: key $k missing from the key reference"
+done
+# ... and the names of earlier versions, each with the key it is now
+for k in run.blocks run.resident run.halo run.group_blocks run.schedule run.sync; do
+  grep -qE "^\| \`$k\`.* \| .*(tune|batch)\.[a-z_]+" "$TMP/keys.md" || fail "docs/keys.md: moved key $k not listed"
 done
 
 # every example input is a run that starts: its dry run passes at 2 ranks

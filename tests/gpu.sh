@@ -19,7 +19,7 @@ solve() { # out, ranks, backend, sync, options...
 mode_of() { $PY -c 'import h5py,sys; m=h5py.File(sys.argv[1])["solver"].attrs["mode"]; print(m.decode() if isinstance(m,bytes) else m)' "$1"; }
 
 # GPUs of this machine: with two, 2 ranks in grid mode with IPC halos run the
-# whole solve in one kernel each (run.fused_halo); sharing one GPU, they cannot
+# whole solve in one kernel each (tune.fused_halo); sharing one GPU, they cannot
 GPUS=$("$COOPSOLVE" --version | sed -n 's/^GPUs visible: //p')
 # builds configured --with-nccl: every 2-rank case with its faces through NCCL too
 NCCL=
@@ -38,9 +38,9 @@ fused_check() { # log: the fused multi-rank kernel ran (2 GPUs) or was declined 
 }
 
 # one rank in grid mode on a 2D box that fits on the chip: the field held in
-# registers (run.resident); RESIDENT=shared for boxes too large for registers
+# registers (tune.resident); RESIDENT=shared for boxes too large for registers
 # (shared memory; SMEM_CHECK=aside or replay: how a residual check runs),
-# RESIDENT=0 for cases that stream (3D, run.blocks). The shared-memory boxes
+# RESIDENT=0 for cases that stream (3D, tune.blocks). The shared-memory boxes
 # are sized for 132 SMs with 232448 bytes a block (H200, H100 SXM): on other
 # GPUs their plans differ and only the fields are compared.
 SHAPE=$("$COOPSOLVE" --version | sed -n 's/^GPU 0: .*, \([0-9]*\) SMs, \([0-9]*\) bytes.*/\1 \2/p')
@@ -90,9 +90,9 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
         [ $halo != ipc-host ] || [ $sync = grid ] || continue
         r="$name-$sync-$n-$halo"
         if [ $halo = ipc-host ]; then # grid mode with IPC halos exchanged by the host
-          solve "$r" $n cuda $sync --set run.halo=ipc --set run.fused_halo=false "$@"
+          solve "$r" $n cuda $sync --set tune.halo=ipc --set tune.fused_halo=false "$@"
         else
-          solve "$r" $n cuda $sync --set run.halo=$halo "$@"
+          solve "$r" $n cuda $sync --set tune.halo=$halo "$@"
         fi
         [ "$n-$sync-$halo" != 2-grid-ipc ] || fused_check "$TMP/$r.log"
         [ $halo != nccl ] || grep -q "through NCCL" "$TMP/$r.log" || { cat "$TMP/$r.log"; fail "$r: faces not through NCCL"; }
@@ -156,37 +156,37 @@ RESIDENT=0 compare g3d-tiles3 --set solver.rtol=0 --set solver.max_iter=30 --set
 RESIDENT=0 compare g3d-tiles2 --set solver.rtol=0 --set solver.max_iter=30 --set solver.check_every=1 \
   --set grid.dim=3 --set grid.nx=66 --set grid.ny=150 --set grid.nz=20
 RESIDENT=0 compare g3d-3blocks $fixed --set grid.dim=3 --set grid.nx=70 --set grid.ny=30 --set grid.nz=25 \
-  --set run.blocks=3 --set grid.ghost=2
+  --set tune.blocks=3 --set grid.ghost=2
 # a persistent grid of 2 blocks: each block strides over many tiles
-RESIDENT=0 compare g2d-2blocks $fixed --set grid.nx=200 --set grid.ny=150 --set run.blocks=2 --set grid.ghost=2
+RESIDENT=0 compare g2d-2blocks $fixed --set grid.nx=200 --set grid.ny=150 --set tune.blocks=2 --set grid.ghost=2
 # 2D warp tasks of at most 16 rows drawn from the persistent kernel's queue:
 # 2 blocks (16 warps) over 4 x 76 tasks, the last strip short (1201 rows);
 # fp32 (4 x 82 tasks) with a residual every sweep and ghost 2 (at 2 ranks the
 # n-step kernel: one long task a warp, dealt in turn)
-RESIDENT=0 compare g2d-queue $fixed --set grid.nx=203 --set grid.ny=1201 --set run.blocks=2
+RESIDENT=0 compare g2d-queue $fixed --set grid.nx=203 --set grid.ny=1201 --set tune.blocks=2
 TOL=1e-5 RESIDENT=0 compare g2d-queue-fp32 --set solver.rtol=0 --set solver.max_iter=40 --set solver.check_every=1 \
-  --set grid.nx=403 --set grid.ny=1301 --set run.blocks=2 --set grid.ghost=2 --set solver.precision=fp32
+  --set grid.nx=403 --set grid.ny=1301 --set tune.blocks=2 --set grid.ghost=2 --set solver.precision=fp32
 # fp32 Laplace: the persistent kernels' lean row loop (whole, owned warp
 # columns, unrolled by two) beside the masked one (the column of 5 chunks, the
 # edge strips), 1301 rows in strips of 16 (an odd last strip)
 TOL=1e-5 RESIDENT=0 compare g2d-queue-lap-fp32 --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 \
-  --set grid.nx=403 --set grid.ny=1301 --set run.blocks=2 --set solver.precision=fp32 --set problem.type=laplace
-# two sweeps a pass (run.fuse_sweeps = 2; grid mode at 1 rank, the other
+  --set grid.nx=403 --set grid.ny=1301 --set tune.blocks=2 --set solver.precision=fp32 --set problem.type=laplace
+# two sweeps a pass (tune.fuse_sweeps = 2; grid mode at 1 rank, the other
 # modes sweep once): fp64 with a source, 2 blocks drawing warp tasks, a stop
 # at iteration 41 (between a pass's sweeps: one more sweep); fp32 Laplace with
 # a check every 3 sweeps (passes without a residual, checks on either sweep);
 # fp32 with ghost 4 (chunk-aligned region: the first column's outer
 # neighbour a ghost) over the full grid; fp64 converging by rtol at ghost 2
 PAIR=1 RESIDENT=0 compare g2d-pair --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 \
-  --set grid.nx=203 --set grid.ny=1201 --set run.blocks=2 --set run.fuse_sweeps=2
+  --set grid.nx=203 --set grid.ny=1201 --set tune.blocks=2 --set tune.fuse_sweeps=2
 TOL=1e-5 PAIR=1 RESIDENT=0 compare g2d-pair-lap-fp32 --set solver.rtol=0 --set solver.max_iter=40 \
-  --set solver.check_every=3 --set grid.nx=403 --set grid.ny=1301 --set run.blocks=2 --set solver.precision=fp32 \
-  --set problem.type=laplace --set run.fuse_sweeps=2
+  --set solver.check_every=3 --set grid.nx=403 --set grid.ny=1301 --set tune.blocks=2 --set solver.precision=fp32 \
+  --set problem.type=laplace --set tune.fuse_sweeps=2
 TOL=1e-5 PAIR=1 RESIDENT=0 compare g2d-pair-g4-fp32 --set solver.rtol=0 --set solver.max_iter=37 \
   --set solver.check_every=1 --set grid.nx=403 --set grid.ny=333 --set grid.ghost=4 --set solver.precision=fp32 \
-  --set run.resident=false --set run.fuse_sweeps=2
+  --set tune.resident=false --set tune.fuse_sweeps=2
 PAIR=1 RESIDENT=0 compare g2d-pair-conv --set solver.rtol=1e-5 --set solver.max_iter=20000 --set solver.check_every=1 \
-  --set grid.nx=67 --set grid.ny=45 --set grid.ghost=2 --set run.resident=false --set run.fuse_sweeps=2
+  --set grid.nx=67 --set grid.ny=45 --set grid.ghost=2 --set tune.resident=false --set tune.fuse_sweeps=2
 # two sweeps a pass between exchanges at 2 ranks (grid mode; the other modes
 # sweep once): ghost 4, checks 11 apart, the overlap on
 # (blocks of 2 and 3 plain steps beside the split one: a pair, a pair and a
@@ -194,11 +194,11 @@ PAIR=1 RESIDENT=0 compare g2d-pair-conv --set solver.rtol=1e-5 --set solver.max_
 # overlap off (blocks of 3 plain steps ending on the owned box, 2 after a norm
 # step), fp32 Laplace wider than tall, cut across x
 PAIR_RANKS=1 RESIDENT=0 compare g2d-pair-ranks --set solver.rtol=0 --set solver.max_iter=61 \
-  --set solver.check_every=11 --set grid.nx=203 --set grid.ny=301 --set grid.ghost=4 --set run.resident=false \
-  --set run.fuse_sweeps=2
+  --set solver.check_every=11 --set grid.nx=203 --set grid.ny=301 --set grid.ghost=4 --set tune.resident=false \
+  --set tune.fuse_sweeps=2
 TOL=1e-5 PAIR_RANKS=1 RESIDENT=0 compare g2d-pair-ranks-fp32 --set solver.rtol=0 --set solver.max_iter=50 \
   --set solver.check_every=13 --set grid.nx=603 --set grid.ny=203 --set grid.ghost=3 --set solver.precision=fp32 \
-  --set problem.type=laplace --set run.resident=false --set run.fuse_sweeps=2 --set run.overlap=false
+  --set problem.type=laplace --set tune.resident=false --set tune.fuse_sweeps=2 --set tune.overlap=false
 # the multi-rank whole solve two sweeps a pass (2 GPUs, ipc halos; the other
 # runs as any case): ghost 2 (the least it takes), fp64 with a source, cut
 # across y, a stop between a pass's sweeps (61); fp32 Laplace cut across x,
@@ -208,17 +208,17 @@ TOL=1e-5 PAIR_RANKS=1 RESIDENT=0 compare g2d-pair-ranks-fp32 --set solver.rtol=0
 # in one chunk, the second ghost column the row's first element); fp64
 # converging by rtol with a check every sweep
 PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair --set solver.rtol=0 --set solver.max_iter=61 \
-  --set solver.check_every=1 --set grid.nx=203 --set grid.ny=301 --set grid.ghost=2 --set run.resident=false \
-  --set run.fuse_sweeps=2
+  --set solver.check_every=1 --set grid.nx=203 --set grid.ny=301 --set grid.ghost=2 --set tune.resident=false \
+  --set tune.fuse_sweeps=2
 TOL=1e-5 PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair-xcut-fp32 --set solver.rtol=0 --set solver.max_iter=51 \
   --set solver.check_every=5 --set grid.nx=603 --set grid.ny=203 --set grid.ghost=3 --set solver.precision=fp32 \
-  --set problem.type=laplace --set run.resident=false --set run.fuse_sweeps=2 --set run.blocks=2
+  --set problem.type=laplace --set tune.resident=false --set tune.fuse_sweeps=2 --set tune.blocks=2
 TOL=1e-5 PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair-xcut-g2-fp32 --set solver.rtol=0 --set solver.max_iter=33 \
   --set solver.check_every=1 --set grid.nx=405 --set grid.ny=157 --set grid.ghost=2 --set solver.precision=fp32 \
-  --set run.resident=false --set run.fuse_sweeps=2
+  --set tune.resident=false --set tune.fuse_sweeps=2
 PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair-conv --set solver.rtol=1e-5 --set solver.max_iter=20000 \
-  --set solver.check_every=1 --set grid.nx=67 --set grid.ny=91 --set grid.ghost=2 --set run.resident=false \
-  --set run.fuse_sweeps=2
+  --set solver.check_every=1 --set grid.nx=67 --set grid.ny=91 --set grid.ghost=2 --set tune.resident=false \
+  --set tune.fuse_sweeps=2
 # 3D two sweeps a pass (relax_pair_ring3): fp64 with a source, 67 chunks a
 # row (tiles of 32, 32 and 3 chunks), 23 rows (pair tiles of 6, 6, 6, 5),
 # ghost 2, 3 blocks looping over the tasks, a stop between a pass's sweeps;
@@ -226,40 +226,40 @@ PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair-conv --set solver.rtol=1e-5 --set
 # every 3; fp64, 33 chunks (a last tile of one chunk: both outer columns on
 # one lane); fp64 converging by rtol
 PAIR=1 RESIDENT=0 compare g3d-pair --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 \
-  --set grid.dim=3 --set grid.nx=133 --set grid.ny=23 --set grid.nz=21 --set grid.ghost=2 --set run.blocks=3 \
-  --set run.fuse_sweeps=2
+  --set grid.dim=3 --set grid.nx=133 --set grid.ny=23 --set grid.nz=21 --set grid.ghost=2 --set tune.blocks=3 \
+  --set tune.fuse_sweeps=2
 TOL=1e-5 PAIR=1 RESIDENT=0 compare g3d-pair-lap-fp32 --set solver.rtol=0 --set solver.max_iter=40 \
   --set solver.check_every=3 --set grid.dim=3 --set grid.nx=150 --set grid.ny=20 --set grid.nz=33 \
-  --set solver.precision=fp32 --set problem.type=laplace --set run.fuse_sweeps=2
+  --set solver.precision=fp32 --set problem.type=laplace --set tune.fuse_sweeps=2
 PAIR=1 RESIDENT=0 compare g3d-pair-1chunk --set solver.rtol=0 --set solver.max_iter=30 --set solver.check_every=1 \
-  --set grid.dim=3 --set grid.nx=64 --set grid.ny=14 --set grid.nz=17 --set run.fuse_sweeps=2
+  --set grid.dim=3 --set grid.nx=64 --set grid.ny=14 --set grid.nz=17 --set tune.fuse_sweeps=2
 # regions on chunk boundaries (every full tile on the branch-free path, its
 # outer columns ghosts at the box's x edges): fp64 ghost 2, 64 chunks (two
 # tiles); fp32 ghost 4 with a source, 32 chunks (one tile, both columns ghosts)
 PAIR=1 RESIDENT=0 compare g3d-pair-aligned --set solver.rtol=0 --set solver.max_iter=31 --set solver.check_every=1 \
-  --set grid.dim=3 --set grid.nx=128 --set grid.ny=13 --set grid.nz=15 --set grid.ghost=2 --set run.fuse_sweeps=2 \
+  --set grid.dim=3 --set grid.nx=128 --set grid.ny=13 --set grid.nz=15 --set grid.ghost=2 --set tune.fuse_sweeps=2 \
   --set problem.type=laplace
 TOL=1e-5 PAIR=1 RESIDENT=0 compare g3d-pair-aligned-fp32 --set solver.rtol=0 --set solver.max_iter=30 \
   --set solver.check_every=2 --set grid.dim=3 --set grid.nx=128 --set grid.ny=11 --set grid.nz=14 --set grid.ghost=4 \
-  --set solver.precision=fp32 --set run.fuse_sweeps=2
+  --set solver.precision=fp32 --set tune.fuse_sweeps=2
 # the last column absorbed by the tile before it (one point of the region in
 # the last chunk after whole tiles): fp64 128 points (65 chunks) with a
 # source; fp32 256 points (65 chunks), Laplace, ghost 1
 PAIR=1 RESIDENT=0 compare g3d-pair-absorb --set solver.rtol=0 --set solver.max_iter=31 --set solver.check_every=1 \
-  --set grid.dim=3 --set grid.nx=128 --set grid.ny=13 --set grid.nz=12 --set run.fuse_sweeps=2
+  --set grid.dim=3 --set grid.nx=128 --set grid.ny=13 --set grid.nz=12 --set tune.fuse_sweeps=2
 TOL=1e-5 PAIR=1 RESIDENT=0 compare g3d-pair-absorb-fp32 --set solver.rtol=0 --set solver.max_iter=30 \
   --set solver.check_every=2 --set grid.dim=3 --set grid.nx=256 --set grid.ny=9 --set grid.nz=10 \
-  --set solver.precision=fp32 --set problem.type=laplace --set run.fuse_sweeps=2
+  --set solver.precision=fp32 --set problem.type=laplace --set tune.fuse_sweeps=2
 # strips of the plan's longest (96 planes: one tile, one block, 192 planes)
 PAIR=1 RESIDENT=0 compare g3d-pair-long --set solver.rtol=0 --set solver.max_iter=21 --set solver.check_every=5 \
-  --set grid.dim=3 --set grid.nx=62 --set grid.ny=6 --set grid.nz=192 --set run.blocks=1 --set run.fuse_sweeps=2
+  --set grid.dim=3 --set grid.nx=62 --set grid.ny=6 --set grid.nz=192 --set tune.blocks=1 --set tune.fuse_sweeps=2
 PAIR=1 RESIDENT=0 compare g3d-pair-conv --set solver.rtol=1e-5 --set solver.max_iter=20000 --set solver.check_every=1 \
-  --set grid.dim=3 --set grid.nx=21 --set grid.ny=19 --set grid.nz=17 --set grid.ghost=2 --set run.fuse_sweeps=2
+  --set grid.dim=3 --set grid.nx=21 --set grid.ny=19 --set grid.nz=17 --set grid.ghost=2 --set tune.fuse_sweeps=2
 # the resident kernel's shapes (on 132 SMs; rows a thread x thread groups a
 # block): 2 x 5, 2 x 3 with a stop at an odd iteration (the measured field
 # written to the second buffer), 4 x 8 and 8 x 6 with groups of unequal rows
 # (bands of 31/32 and 47/48 rows), 2 x 2 in rows of 24 warps with groups of 1
-# and 2 rows, fp32 with a source; and the same box streamed (run.resident =
+# and 2 rows, fp32 with a source; and the same box streamed (tune.resident =
 # false) for the bits. All but the 8 x 6 box fit GPUs of 75 SMs.
 compare g2d-tall $fixed --set grid.nx=100 --set grid.ny=1200
 compare g2d-r8 --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 --set grid.nx=300 --set grid.ny=600
@@ -270,12 +270,12 @@ TOL=1e-5 compare g2d-groups8-fp32 --set solver.rtol=0 --set solver.max_iter=40 -
 TOL=1e-5 compare g2d-wide-fp32 $fixed --set grid.nx=1500 --set grid.ny=299 --set solver.precision=fp32
 case $RAN in *" g2d-wide-fp32 "*)
   solve g2d-wide-fp32-stream 1 cuda grid $fixed --set grid.nx=1500 --set grid.ny=299 --set solver.precision=fp32 \
-    --set run.resident=false
+    --set tune.resident=false
   RESIDENT=0 resident_check "$TMP/g2d-wide-fp32-stream.log"
   $PY "$H5CHECK" same "$TMP/g2d-wide-fp32-launch-1-mpi.h5" "$TMP/g2d-wide-fp32-stream.h5" ||
-    fail "run.resident = false: not bit-identical to launch" ;;
+    fail "tune.resident = false: not bit-identical to launch" ;;
 esac
-# several sweeps between grid barriers (run.resident_depth), each block
+# several sweeps between grid barriers (tune.resident_depth), each block
 # recomputing rows of its neighbours' bands: 4 with bands of 5-6 rows in
 # 3 groups of 1-2 (the rows sent spanning groups) and a last round cut short
 # (61 sweeps); 2 in fp32 with a source and a check every 3; the 512^2 fp32
@@ -284,26 +284,26 @@ esac
 # and 7 computed and dropped, the measured field of the right sweep written
 # out); depth 1 as before
 DEPTH=4 compare g2d-d4-odd --set solver.rtol=0 --set solver.max_iter=61 --set solver.check_every=1 --set grid.nx=201 \
-  --set grid.ny=149 --set run.resident_depth=4
+  --set grid.ny=149 --set tune.resident_depth=4
 TOL=1e-5 DEPTH=2 compare g2d-d2-src-fp32 --set solver.rtol=0 --set solver.max_iter=50 --set solver.check_every=3 \
-  --set grid.nx=203 --set grid.ny=301 --set grid.ghost=3 --set solver.precision=fp32 --set run.resident_depth=2
+  --set grid.nx=203 --set grid.ny=301 --set grid.ghost=3 --set solver.precision=fp32 --set tune.resident_depth=2
 TOL=1e-5 DEPTH=4 compare g2d-512-fp32-d4 --set solver.rtol=0 --set solver.max_iter=30 --set solver.check_every=1 \
   --set grid.nx=512 --set grid.ny=512 --set solver.precision=fp32 --set problem.type=laplace
 DEPTH=4 compare conv-d4 --set grid.nx=64 --set grid.ny=600 --set problem.type=laplace --set solver.rtol=0.2 \
-  --set solver.check_every=1 --set run.resident_depth=4
+  --set solver.check_every=1 --set tune.resident_depth=4
 DEPTH=4 compare conv-d4c3 --set grid.nx=64 --set grid.ny=600 --set problem.type=laplace --set solver.rtol=0.2 \
-  --set solver.check_every=3 --set run.resident_depth=4
+  --set solver.check_every=3 --set tune.resident_depth=4
 DEPTH=1 compare g2d-d1 --set solver.rtol=0 --set solver.max_iter=41 --set solver.check_every=1 --set grid.nx=300 \
-  --set grid.ny=600 --set run.resident_depth=1
+  --set grid.ny=600 --set tune.resident_depth=1
 # converged solves at one sweep a barrier (a stop writes the field kept
 # aside): checks every sweep, every 2 and every 5 (fp64: the histories are
 # compared below at 1e-9 of the first residual, which fp32 residuals do not reach)
 DEPTH=1 compare conv-d1 --set grid.nx=64 --set grid.ny=600 --set problem.type=laplace --set solver.rtol=0.05 \
-  --set solver.check_every=1 --set run.resident_depth=1
+  --set solver.check_every=1 --set tune.resident_depth=1
 DEPTH=1 compare conv-d1c2 --set grid.nx=64 --set grid.ny=600 --set problem.type=laplace --set solver.rtol=0.02 \
-  --set solver.check_every=2 --set run.resident_depth=1
+  --set solver.check_every=2 --set tune.resident_depth=1
 DEPTH=1 compare conv-d1c5 --set grid.nx=301 --set grid.ny=777 --set problem.type=laplace \
-  --set solver.rtol=0.05 --set solver.check_every=5 --set run.resident_depth=1
+  --set solver.rtol=0.05 --set solver.check_every=5 --set tune.resident_depth=1
 # boxes too wide or too tall for the registers, held in shared memory (one
 # block per SM, one band each; counts for 132 SMs). Where two copies of a
 # band fit, a check keeps the measured field aside: fp64, 512 threads, bands
@@ -380,9 +380,9 @@ auto_is grid 2 --set grid.nx=256 --set grid.ny=256 --set grid.ghost=2
 auto_is grid 2 --set grid.nx=4096 --set grid.ny=4096 --set grid.ghost=2
 
 # a grid that cannot be co-resident is refused, never launched
-if coop_mpirun 1 "$COOPSOLVE" --backend cuda --set run.sync=grid --set run.blocks=1000000 \
+if coop_mpirun 1 "$COOPSOLVE" --backend cuda --set run.sync=grid --set tune.blocks=1000000 \
   "$INPUTS/quickstart.ini" --output "$TMP/big.h5" >"$TMP/big.log" 2>&1; then
-  fail "run.blocks = 1000000 was accepted"
+  fail "tune.blocks = 1000000 was accepted"
 fi
 grep -q "can be resident" "$TMP/big.log" || { cat "$TMP/big.log"; fail "no co-residency message"; }
 [ ! -e "$TMP/big.h5" ] || fail "output written after a refused launch"

@@ -13,9 +13,9 @@
 #   - batches of more groups than the GPU holds at once (groups loop);
 #   - ragged batches in row groups that split level by level (auto top and
 #     8 blocks, static and atomic, 1 and 2 ranks, auto picking rows);
-#   - run.schedule = clc: on a GPU below cc 10.0 an input error (status 2)
+#   - batch.schedule = clc: on a GPU below cc 10.0 an input error (status 2)
 #     naming the compute capability; at 10.0 and above it runs block and
-#     cluster like the others, and with run.sync = row it is refused;
+#     cluster like the others, and with batch.sync = row it is refused;
 #   - the row barrier itself (bench/batched.cu --selftest, where nvcc is
 #     found): counters reused across launches, and a barrier that one block
 #     never reaches gives up, names the group and the arrivals, and lets
@@ -117,8 +117,8 @@ compare() {
   for c in "$@"; do
     sync=${c%/*} sched=${c#*/}
     r=$name-$sync-$sched-$n
-    run "$n" "$r" cuda "$name.ini" --set run.sync="$sync" --set run.schedule="$sched" \
-      --set run.group_blocks="$(gb "$sync")"
+    run "$n" "$r" cuda "$name.ini" --set batch.sync="$sync" --set batch.schedule="$sched" \
+      --set tune.group_blocks="$(gb "$sync")"
     case $sync in
       auto) cmp "$TMP/$name-host.h5" "$TMP/$r.h5" sync_used=block,cluster,row ;;
       launch | launch_each) cmp "$TMP/$name-host.h5" "$TMP/$r.h5" sync_used="$sync" ;;
@@ -154,12 +154,12 @@ if coop_gpu_case rag; then
 run 1 rag-host host rag.ini
 for sched in static atomic; do
   for top in 0 8; do
-    run 1 "rag-$sched-$top" cuda rag.ini --set run.sync=row --set run.schedule=$sched --set run.group_blocks=$top
+    run 1 "rag-$sched-$top" cuda rag.ini --set batch.sync=row --set batch.schedule=$sched --set tune.group_blocks=$top
     cmp "$TMP/rag-host.h5" "$TMP/rag-$sched-$top.h5" sync_used=row schedule_used=$sched
     levels_at_least "$TMP/rag-$sched-$top.h5" 4
   done
 done
-run 2 rag-atomic-2r cuda rag.ini --set run.sync=row --set run.schedule=atomic
+run 2 rag-atomic-2r cuda rag.ini --set batch.sync=row --set batch.schedule=atomic
 cmp "$TMP/rag-host.h5" "$TMP/rag-atomic-2r.h5" sync_used=row schedule_used=atomic
 run 1 rag-auto cuda rag.ini
 cmp "$TMP/rag-host.h5" "$TMP/rag-auto.h5" sync_used=row
@@ -176,7 +176,7 @@ compare p2 2 $ALL
 compare j3 2 row/atomic cluster/static block/atomic grid/static launch/static launch_each/static
 compare big 1 auto/auto launch/static
 [ ! -e "$TMP/big-host.h5" ] || {
-run 1 big-row-auto cuda big.ini --set run.sync=row --set run.schedule=atomic
+run 1 big-row-auto cuda big.ini --set batch.sync=row --set batch.schedule=atomic
 cmp "$TMP/big-host.h5" "$TMP/big-row-auto.h5" sync_used=row
 "$PY" -c "import h5py,sys; sys.exit(0 if h5py.File(sys.argv[1])['batch'].attrs['group_blocks_used'] >= 8 else 1)" \
   "$TMP/big-row-auto.h5" || fail "big problems on rows: fewer than 8 blocks per row chosen"
@@ -211,11 +211,11 @@ done
 
 # ---- cluster launch control ----
 if coop_gpu_case clc; then
-(cd "$TMP" && coop_mpirun 1 "$COOPSOLVE" --backend cuda p2.ini --output clc.h5 --set run.schedule=clc \
-  --set run.sync=block >"$TMP/clc.out" 2>"$TMP/clc.err" </dev/null)
+(cd "$TMP" && coop_mpirun 1 "$COOPSOLVE" --backend cuda p2.ini --output clc.h5 --set batch.schedule=clc \
+  --set batch.sync=block >"$TMP/clc.out" 2>"$TMP/clc.err" </dev/null)
 rc=$?
 if [ $rc -eq 2 ]; then
-  grep -q '^coopsolve: .*run.schedule = clc needs compute capability 10.0; GPU [0-9]* has [0-9]\.[0-9]' "$TMP/clc.err" ||
+  grep -Eq '^coopsolve: .*(run|batch)\.schedule = clc needs compute capability 10\.0; GPU [0-9]* has [0-9]\.[0-9]' "$TMP/clc.err" ||
     { cat "$TMP/clc.err"; fail "clc below cc 10.0: message"; }
   [ "$(grep -c '^coopsolve:' "$TMP/clc.err")" = 1 ] || { cat "$TMP/clc.err"; fail "clc: not one message"; }
   [ ! -e "$TMP/clc.h5" ] || fail "clc refused but an output file was written"
@@ -225,12 +225,12 @@ elif [ $rc -eq 0 ]; then
   compare j2 1 block/clc cluster/clc
   compare many 1 block/clc cluster/clc
   compare h2 1 block/clc cluster/clc
-  (cd "$TMP" && coop_mpirun 1 "$COOPSOLVE" --backend cuda p2.ini --output clcrow.h5 --set run.schedule=clc \
-    --set run.sync=row >"$TMP/clcrow.out" 2>"$TMP/clcrow.err" </dev/null)
+  (cd "$TMP" && coop_mpirun 1 "$COOPSOLVE" --backend cuda p2.ini --output clcrow.h5 --set batch.schedule=clc \
+    --set batch.sync=row >"$TMP/clcrow.out" 2>"$TMP/clcrow.err" </dev/null)
   [ $? -eq 2 ] || { cat "$TMP/clcrow.err"; fail "clc with row groups: not an input error"; }
 else
   cat "$TMP/clc.out" "$TMP/clc.err"
-  fail "run.schedule = clc: exit status $rc (0 or 2 expected)"
+  fail "batch.schedule = clc: exit status $rc (0 or 2 expected)"
 fi
 coop_gpu_done clc
 fi

@@ -57,8 +57,8 @@ compare h2d $steps --set grid.nx=200 --set grid.ny=150
 compare h2d-deep $steps --set grid.nx=200 --set grid.ny=150 --set grid.ghost=3 --set problem.type=laplace
 compare h3d $steps --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30 --set grid.ghost=2
 TOL=1e-5 compare h2d-fp32 $steps --set grid.nx=200 --set grid.ny=150 --set solver.precision=fp32
-# steps between exchanges two a pass (run.fuse_sweeps = 2, ghost 4): at 2
+# steps between exchanges two a pass (tune.fuse_sweeps = 2, ghost 4): at 2
 # ranks grid mode takes them (the note), and the series stays the host's
-compare h2d-pair $steps --set grid.nx=203 --set grid.ny=301 --set grid.ghost=4 --set run.fuse_sweeps=2
+compare h2d-pair $steps --set grid.nx=203 --set grid.ny=301 --set grid.ghost=4 --set tune.fuse_sweeps=2
 [ ! -e "$TMP/h2d-pair-grid-2.log" ] || grep -q "two sweeps a pass between exchanges" "$TMP/h2d-pair-grid-2.log" ||
   { cat "$TMP/h2d-pair-grid-2.log"; fail "h2d-pair: no two sweeps a pass between exchanges at 2 ranks"; }

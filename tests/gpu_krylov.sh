@@ -132,7 +132,7 @@ ITS=3 compare cd-bicgstab --set "problem.matrix=$DATA/convdiff.mtx" --set solver
 # the breakdown reasons come out the same on the GPU
 compare hg-cg --set "problem.matrix=$DATA/hangGlider_2.mtx" --set solver.name=cg --set solver.pc=none --set solver.max_iter=3000
 
-# ---- run.schedule on a matrix: the row-tile CSR product (kernels/csr_tiles.cu) ----
+# ---- tune.csr_schedule on a matrix: the row-tile CSR product (kernels/csr_tiles.cu) ----
 # static and atomic run the method in launch mode (mode attribute) with the
 # host's reason, iterations (ITS) and solution (TOL), at 1 and 2 ranks (2:
 # the compressed ghost rows too); static and atomic give each other's
@@ -149,7 +149,7 @@ sched() { # name, options...
   runs=
   for run in static-1 atomic-1 static-2 atomic-2; do
     sc=${run%-*} n=${run#*-}
-    solve "$name-$run" $n cuda auto --set run.schedule=$sc "$@"
+    solve "$name-$run" $n cuda auto --set tune.csr_schedule=$sc "$@"
     [ "$(attr "$TMP/$name-$run.h5" mode)" = launch ] || fail "$name $run: mode $(attr "$TMP/$name-$run.h5" mode), not launch"
     got=$(attr "$TMP/$name-$run.h5" iterations)
     [ $((got > its ? got - its : its - got)) -le "${ITS:-0}" ] ||
@@ -164,11 +164,11 @@ sched() { # name, options...
     $PY "$H5CHECK" same "$TMP/$name-static-$n.h5" "$TMP/$name-atomic-$n.h5" ||
       fail "$name: static and atomic solutions differ at $n ranks"
   done
-  coop_mpirun 1 "$COOPSOLVE" --backend cuda "$INPUTS/matrix.ini" --set run.schedule=clc --set output.monitor_every=0 \
+  coop_mpirun 1 "$COOPSOLVE" --backend cuda "$INPUTS/matrix.ini" --set tune.csr_schedule=clc --set output.monitor_every=0 \
     --output "$TMP/$name-clc.h5" "$@" >"$TMP/$name-clc.log" 2>&1 </dev/null
   rc=$?
   if [ $rc -eq 2 ]; then
-    grep -q '^coopsolve: run.schedule = clc needs compute capability 10.0; GPU [0-9]* has [0-9]\.[0-9]' "$TMP/$name-clc.log" ||
+    grep -Eq '^coopsolve: (run\.|tune\.csr_)schedule = clc needs compute capability 10\.0; GPU [0-9]* has [0-9]\.[0-9]' "$TMP/$name-clc.log" ||
       { cat "$TMP/$name-clc.log"; fail "$name: clc below cc 10.0: message"; }
     [ ! -e "$TMP/$name-clc.h5" ] || fail "$name: clc refused but an output file was written"
     runs="$runs clc=refused(cc<10)"
@@ -177,7 +177,7 @@ sched() { # name, options...
     runs="$runs clc=$(attr "$TMP/$name-clc.h5" iterations)"
   else
     cat "$TMP/$name-clc.log"
-    fail "$name: run.schedule = clc: exit status $rc (0 or 2 expected)"
+    fail "$name: tune.csr_schedule = clc: exit status $rc (0 or 2 expected)"
   fi
   echo "$name schedules: host $its iterations;$runs"
   coop_gpu_done "$name"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The multi-rank whole solve (run.fused_halo: 2 ranks of one node, a GPU each,
+# The multi-rank whole solve (tune.fused_halo: 2 ranks of one node, a GPU each,
 # halos through CUDA IPC) when a rank fails it: one that never launches the
 # kernel (COOP_FAULT=peer_stall, timeout shortened by COOP_PEER_TIMEOUT_S) ends
 # the run with status 1, naming it, within the timeout and with no output; one
@@ -23,7 +23,7 @@ MPIEXEC=$TMP/mpiexec
 printf '#!/bin/sh\nexec timeout -k 5 60 "%s" "$@"\n' "$REAL_MPIEXEC" >"$MPIEXEC"
 chmod +x "$MPIEXEC"
 
-GRID="$INPUTS/quickstart.ini --backend cuda --set run.sync=grid --set run.halo=ipc --set output.monitor_every=0
+GRID="$INPUTS/quickstart.ini --backend cuda --set run.sync=grid --set tune.halo=ipc --set output.monitor_every=0
   --set grid.nx=200 --set grid.ny=150"
 FIXED="--set solver.rtol=0 --set solver.max_iter=300 --set solver.check_every=50"
 
@@ -79,7 +79,7 @@ echo "peer_map: host exchanges, same bits"
 # makes every rank exchange from the host (ghost 3: two steps a pass between
 # exchanges there), same bits
 if [ -n "${COOP_GPU_PEERS_PAIR:-}" ]; then
-  PAIR="--set grid.ghost=3 --set run.fuse_sweeps=2 --set run.resident=false"
+  PAIR="--set grid.ghost=3 --set tune.fuse_sweeps=2 --set tune.resident=false"
   solve pair 2 $GRID $FIXED $PAIR
   grep -q "field: two sweeps a pass" "$TMP/pair.log" || { cat "$TMP/pair.log" "$TMP/pair.err"; fail "pair: one sweep a pass"; }
   [ "$(attr_of "$TMP/pair.h5" halo_fused)" = 1 ] || fail "pair: /solver halo_fused is not 1"

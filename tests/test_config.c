@@ -44,6 +44,7 @@ static const char *const good_input =
     "backend = host\n"
     "sync = launch\n"
     "device = 3\n"
+    "[tune]\n"
     "blocks = 120\n"
     "[output]\n"
     "file = \"out dir/result #1.h5\"   # quoted: keeps the '#'\n"
@@ -118,12 +119,13 @@ static void test_good_input(void) {
   CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.backend"), "host");
   CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.sync"), "launch");
   CU_ASSERT_EQUAL(coop_config_int(cfg, "run.device"), 3);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "run.blocks"), 120);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "tune.blocks"), 120);
   CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.file"), "out dir/result #1.h5");
   CU_ASSERT_EQUAL(coop_config_bool(cfg, "output.xdmf"), 0);
   CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.monitor_every"), "0");
   CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "grid.dim"), "in.txt:4");
-  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "output.file"), "in.txt:29");
+  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "tune.blocks"), "in.txt:28");
+  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "output.file"), "in.txt:30");
   coop_config_destroy(cfg);
 }
 
@@ -157,7 +159,9 @@ static void test_defaults_and_origins(void) {
   CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.backend"), "auto");
   CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.sync"), "auto");
   CU_ASSERT_EQUAL(coop_config_int(cfg, "run.device"), -1);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "run.blocks"), 0);
+  CU_ASSERT_EQUAL(coop_config_int(cfg, "tune.blocks"), 0);
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "batch.sync"), "auto");
+  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "tune.csr_schedule"), "auto");
   CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.file"), "coopsolve.h5");
   CU_ASSERT_EQUAL(coop_config_bool(cfg, "output.xdmf"), 1);
   CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.monitor_every"), "auto");
@@ -179,6 +183,47 @@ static void test_key_table(void) {
     CU_ASSERT_TRUE(k[i].help && strlen(k[i].help) > 5);
     CU_ASSERT_TRUE(k[i].type != COOP_KEY_CHOICE || k[i].choices != NULL);
   }
+}
+
+/* index of section.key in the table, or -1 */
+static long key_index(const coop_key_info *k, size_t n, const char *sec, const char *key) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(k[i].section, sec) == 0 && strcmp(k[i].key, key) == 0) return (long)i;
+  return -1;
+}
+
+/* 1 when every '|'-separated word of words is one of choices */
+static int choices_hold(const char *choices, const char *words) {
+  char buf[256], all[256];
+  snprintf(buf, sizeof buf, "%s", words);
+  snprintf(all, sizeof all, "|%s|", choices);
+  for (char *save = NULL, *w = strtok_r(buf, "|", &save); w; w = strtok_r(NULL, "|", &save)) {
+    char word[64];
+    snprintf(word, sizeof word, "|%s|", w);
+    if (!strstr(all, word)) return 0;
+  }
+  return 1;
+}
+
+/* A moved name is gone from the table (a moved value from its key's choices),
+ * and the key it names, where it names one, is there and takes it. */
+static void test_moved_names(void) {
+  size_t n = 0, nm = 0;
+  const coop_key_info *k = coop_config_keys(&n);
+  const coop_key_moved *m = coop_config_moved(&nm);
+  CU_ASSERT_TRUE(nm >= 10);
+  for (size_t i = 0; i < nm; i++) {
+    const long old = key_index(k, n, m[i].section, m[i].key);
+    CU_ASSERT_TRUE(m[i].values ? old >= 0 && !choices_hold(k[old].choices, m[i].values) : old < 0);
+    char sec[64];
+    const size_t dot = strcspn(m[i].now, ".");
+    snprintf(sec, sizeof sec, "%.*s", (int)dot, m[i].now);
+    if (strchr(m[i].now, ' ')) continue; /* a sentence naming two keys (run.schedule) */
+    const long now = key_index(k, n, sec, m[i].now + dot + 1);
+    CU_ASSERT_TRUE_FATAL(now >= 0);
+    CU_ASSERT_TRUE(!m[i].values || choices_hold(k[now].choices, m[i].values));
+  }
+  CU_ASSERT_TRUE(key_index(k, n, "batch", "schedule") >= 0 && key_index(k, n, "tune", "csr_schedule") >= 0);
 }
 
 static void test_set_overrides(void) {
@@ -291,22 +336,63 @@ static void test_resolved_2d_comments_unused(void) {
   coop_config_destroy(cfg);
 }
 
-static void test_help(void) {
+/* What print writes, as a string the caller frees. */
+static char *printed(void (*print)(FILE *)) {
   char *buf = NULL;
-  size_t len = 0, n;
+  size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  const coop_key_info *k = coop_config_keys(&n);
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-  coop_config_print_help(f);
+  print(f);
   fclose(f);
+  return buf;
+}
+
+/* --help: every key but [tune]'s, with its help; --help-all: every key. */
+static void test_help(void) {
+  size_t n;
+  const coop_key_info *k = coop_config_keys(&n);
+  char *help = printed(coop_config_print_help), *all = printed(coop_config_print_help_all);
   for (size_t i = 0; i < n; i++) {
     char name[128];
-    snprintf(name, sizeof name, "%s.%s ", k[i].section, k[i].key);
-    CU_ASSERT_TRUE(has_all(buf, name, k[i].help, NULL));
+    const int tune = strcmp(k[i].section, COOP_TUNE_SECTION) == 0;
+    snprintf(name, sizeof name, "  %s.%s ", k[i].section, k[i].key);
+    CU_ASSERT_TRUE(has_all(all, name, k[i].help, NULL));
+    CU_ASSERT_TRUE(tune ? strstr(help, name) == NULL : has_all(help, name, k[i].help, NULL));
   }
-  CU_ASSERT_TRUE(has_all(buf, "int [1, 1099511627776]", "real (0, inf)", "real [0, 1)",
-                         "sine|laplace", "default coopsolve.h5", "[solver] *", NULL));
-  free(buf);
+  CU_ASSERT_TRUE(has_all(help, "int [1, 1099511627776]", "real (0, inf)", "real [0, 1)",
+                         "sine|laplace", "default coopsolve.h5", "[solver] *", "--help-all", NULL));
+  CU_ASSERT_TRUE(has_all(all, "\n[tune]\n", "  tune.resident ", NULL));
+  CU_ASSERT_PTR_NULL(strstr(all, "--help-all"));
+  free(help);
+  free(all);
+}
+
+/* The Markdown reference: a row per key, '|' and '*' of a cell escaped, the moved names. */
+static void test_markdown(void) {
+  size_t n, nm;
+  const coop_key_info *k = coop_config_keys(&n);
+  const coop_key_moved *m = coop_config_moved(&nm);
+  char *md = printed(coop_config_print_markdown);
+  for (size_t i = 0; i < n; i++) {
+    char row[160];
+    snprintf(row, sizeof row, "\n| `%s.%s` | ", k[i].section, k[i].key);
+    CU_ASSERT_TRUE(has_all(md, row, NULL));
+  }
+  for (size_t i = 0; i < nm; i++) {
+    char row[160];
+    snprintf(row, sizeof row, "\n| `%s.%s`", m[i].section, m[i].key);
+    CU_ASSERT_TRUE(has_all(md, row, NULL));
+  }
+  CU_ASSERT_TRUE(has_all(md, "\n## [tune]\n", "| sine\\|laplace\\|matrix |",
+                         "\\|\\|r\\|\\| <= rtol \\* \\|\\|r0\\|\\|", "| `run.sync` = row\\|cluster", NULL));
+  /* every table line has the cells of its header: 5 unescaped '|' */
+  for (const char *line = md; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    if (*line != '|') continue;
+    int bars = 0;
+    for (const char *c = line; *c && *c != '\n'; c++) bars += *c == '|' && c[-1] != '\\';
+    CU_ASSERT_TRUE(bars == 5 || (bars == 3 && strstr(md, "| old | now |") != NULL));
+  }
+  free(md);
 }
 
 /* ---------- malformed lines ---------- */
@@ -466,6 +552,24 @@ static void test_bad_set(void) {
                      "--set run.sync=warp: expected one of: auto, grid, launch");
 }
 
+/* Names of earlier versions: the file's line or the --set, and the new key. */
+static void test_bad_moved_names(void) {
+  const char *ok = "[grid]\n[problem]\n[solver]\n";
+  EXPECT_INPUT_ERROR(load("[grid]\n[problem]\n[solver]\n[run]\nresident = false\n", NULL, NULL),
+                     "bad.in:5: run.resident is now tune.resident");
+  EXPECT_INPUT_ERROR(load(ok, "run.fused_halo=auto", NULL), "--set run.fused_halo=auto: run.fused_halo is now tune.fused_halo");
+  EXPECT_INPUT_ERROR(load(ok, "run.resident_depth = 2", NULL), "run.resident_depth is now tune.resident_depth");
+  EXPECT_INPUT_ERROR(load("[run]\nschedule = clc\n", NULL, NULL), "bad.in:2: run.schedule is now batch.schedule",
+                     "tune.csr_schedule");
+  /* a value of a batch mode: the key stays, the value moved */
+  EXPECT_INPUT_ERROR(load("[run]\nsync = block\n", NULL, NULL), "bad.in:2: run.sync = block is now batch.sync = block");
+  EXPECT_INPUT_ERROR(load(ok, "run.sync=\"row\"", NULL), "--set run.sync=\"row\": run.sync = row is now batch.sync = row");
+  CU_ASSERT_EQUAL(load(ok, "run.sync=graph", "tune.resident=false"), 0);
+  CU_ASSERT_EQUAL(load("[batch]\n[solver]\n", "batch.sync=launch_each", "batch.schedule=static"), 0);
+  /* an old name in the wrong section is still told where it went */
+  EXPECT_INPUT_ERROR(load("[run]\ncsr_schedule = clc\n", NULL, NULL), "bad.in:2: unknown key 'csr_schedule' in [run]; it belongs in [tune]");
+}
+
 static void test_parse_twice_is_fault(void) {
   coop_config *cfg = parsed(minimal_input);
   coop_error_clear();
@@ -523,6 +627,8 @@ int main(void) {
       {"resolved round trip", test_resolved_round_trip},
       {"resolved 2D comments unused keys", test_resolved_2d_comments_unused},
       {"help", test_help},
+      {"markdown key reference", test_markdown},
+      {"moved names", test_moved_names},
       {"bad: no '='", test_bad_no_equals},
       {"bad: empty key", test_bad_empty_key},
       {"bad: empty value", test_bad_empty_value},
@@ -540,6 +646,7 @@ int main(void) {
       {"bad: missing section", test_bad_missing_section},
       {"bad: 3D key in 2D", test_bad_3d_key_in_2d},
       {"bad: --set", test_bad_set},
+      {"bad: moved names", test_bad_moved_names},
       {"parse twice is a fault", test_parse_twice_is_fault},
       {"getter faults abort", test_getter_faults_abort},
   };

@@ -377,16 +377,16 @@ static int check_heat_keys(const coop_config *cfg, const char *name) {
   return 0;
 }
 
-/* run.schedule on a matrix input schedules the CSR product of the per-operation
- * kernels (kernels/csr_tiles.cu); grid mode's persistent kernel has its own
- * product, so asking for both is refused rather than one ignored. */
+/* tune.csr_schedule schedules the CSR product of the per-operation kernels
+ * (kernels/csr_tiles.cu); grid mode's persistent kernel has its own product,
+ * so asking for both is refused rather than one ignored. */
 static int check_schedule_keys(const coop_config *cfg) {
-  if (coop_config_is_default(cfg, "run.schedule") || !strcmp(coop_config_str(cfg, "run.schedule"), "auto") ||
+  if (coop_config_is_default(cfg, "tune.csr_schedule") || !strcmp(coop_config_str(cfg, "tune.csr_schedule"), "auto") ||
       strcmp(coop_config_str(cfg, "run.sync"), "grid"))
     return 0;
-  return coop_error_input("run.schedule = %s (from %s) schedules the CSR product of run.sync = launch; "
+  return coop_error_input("tune.csr_schedule = %s (from %s) schedules the CSR product of run.sync = launch; "
                           "run.sync = grid (from %s) runs the whole solve in one kernel with its own",
-                          coop_config_str(cfg, "run.schedule"), coop_config_origin(cfg, "run.schedule"),
+                          coop_config_str(cfg, "tune.csr_schedule"), coop_config_origin(cfg, "tune.csr_schedule"),
                           coop_config_origin(cfg, "run.sync"));
 }
 
@@ -469,7 +469,7 @@ static int setup_fields(app_state *a) {
    * communicator): agreed first, so a rank that failed above cannot leave the
    * others inside it */
   if ((rc = coop_comm_agree(a->comm, rc))) return rc;
-  return coop_halo_set_transport(&a->halo, coop_config_str(a->cfg, "run.halo"), &a->ipc_faces);
+  return coop_halo_set_transport(&a->halo, coop_config_str(a->cfg, "tune.halo"), &a->ipc_faces);
 }
 
 /* The solver's setup runs in steps, each ended by the ranks agreeing (in
@@ -499,7 +499,7 @@ static int setup_form(app_state *a, const coop_comm *c) {
   } else {
     COOP_CHECK(coop_linsys_krylov(&a->ls, c, a->cfg, a->be, coop_comm_cuda_aware()));
     if (a->ls.A->kind == COOP_OP_CSR) /* b = A 1 above took the default plan */
-      COOP_CHECK(coop_op_set_schedule(a->ls.A, coop_csr_schedule_parse(coop_config_str(a->cfg, "run.schedule"))));
+      COOP_CHECK(coop_op_set_schedule(a->ls.A, coop_csr_schedule_parse(coop_config_str(a->cfg, "tune.csr_schedule"))));
     sv->A = a->ls.A;
     sv->b = a->ls.b;
     sv->x = a->ls.x;
@@ -508,20 +508,20 @@ static int setup_form(app_state *a, const coop_comm *c) {
   sv->be = a->be;
   sv->sync = coop_config_str(a->cfg, "run.sync");
   /* a tile schedule is the product of the per-operation kernels (grid was refused) */
-  if (!a->type->grid_form && strcmp(coop_config_str(a->cfg, "run.schedule"), "auto")) sv->sync = "launch";
-  sv->blocks = (int)coop_config_int(a->cfg, "run.blocks");
-  sv->overlap = coop_config_bool(a->cfg, "run.overlap");
+  if (!a->type->grid_form && strcmp(coop_config_str(a->cfg, "tune.csr_schedule"), "auto")) sv->sync = "launch";
+  sv->blocks = (int)coop_config_int(a->cfg, "tune.blocks");
+  sv->overlap = coop_config_bool(a->cfg, "tune.overlap");
   {
-    const char *fh = coop_config_str(a->cfg, "run.fused_halo");
+    const char *fh = coop_config_str(a->cfg, "tune.fused_halo");
     sv->fused_halo = strcmp(fh, "auto") == 0 ? -1 : strcmp(fh, "true") == 0;
   }
-  sv->resident = coop_config_bool(a->cfg, "run.resident");
+  sv->resident = coop_config_bool(a->cfg, "tune.resident");
   {
-    const char *d = coop_config_str(a->cfg, "run.resident_depth");
+    const char *d = coop_config_str(a->cfg, "tune.resident_depth");
     sv->resident_depth_req = strcmp(d, "auto") ? atoi(d) : 0;
   }
   {
-    const char *fs = coop_config_str(a->cfg, "run.fuse_sweeps");
+    const char *fs = coop_config_str(a->cfg, "tune.fuse_sweeps");
     sv->fuse_sweeps_req = strcmp(fs, "auto") ? atoi(fs) : 0;
   }
   sv->pc = coop_config_str(a->cfg, "solver.pc");
@@ -725,6 +725,20 @@ static int check_converged(const app_state *a, const coop_comm *c) {
   return EXIT_NOT_CONVERGED;
 }
 
+/* cli.help (driver/cli.c): 0 --version, 1 --help (the keys but [tune]),
+ * 2 --help-all, 3 --help-keys=markdown (docs/keys.md). */
+static void print_help(int help) {
+  if (help <= 1) {
+    coop_report_help(help);
+  } else if (help == 2) {
+    coop_cli_usage(stdout);
+    printf("\n");
+    coop_config_print_help_all(stdout);
+  } else {
+    coop_config_print_markdown(stdout);
+  }
+}
+
 int coop_app_run(const coop_comm *c, int argc, char **argv) {
   app_state *a = calloc(1, sizeof *a);
   int st;
@@ -736,7 +750,7 @@ int coop_app_run(const coop_comm *c, int argc, char **argv) {
   if ((st = coop_comm_agree(c, local))) {
     st = fail(c, local, st);
   } else if (a->cli.help || a->cli.version) {
-    if (c->rank == 0) coop_report_help(a->cli.help);
+    if (c->rank == 0) print_help(a->cli.help);
   } else if (!(st = prepare(a, c)) && !a->cli.dry_run && !a->batch) {
     a->t_setup = MPI_Wtime() - t0;
     local = a->type->solve(&a->sv, a->sdata);

@@ -63,20 +63,18 @@ static int other_kind(const coop_config *cfg, const char *key, const char *why) 
 
 int coop_batch_check_keys(const coop_config *cfg) {
   static const char *const not_batch[] = {
-      "solver.check_every", "solver.cg_single_reduction", "solver.precision", "run.halo", "run.blocks", "run.overlap", "run.fused_halo", "run.resident", "run.resident_depth", "run.fuse_sweeps", "run.restart", "output.every",
-      "output.checkpoint_every", "output.checkpoint_minutes"};
-  const char *sync = coop_config_str(cfg, "run.sync");
+      "solver.check_every", "solver.cg_single_reduction", "solver.precision", "tune.halo", "tune.blocks",
+      "tune.overlap", "tune.fused_halo", "tune.resident", "tune.resident_depth", "tune.fuse_sweeps",
+      "tune.csr_schedule", "run.restart", "output.every", "output.checkpoint_every", "output.checkpoint_minutes"};
   if (!coop_config_has_section(cfg, "batch")) {
-    if (!strcmp(sync, "row") || !strcmp(sync, "cluster") || !strcmp(sync, "block") || !strcmp(sync, "launch_each"))
-      return other_kind(cfg, "run.sync", "applies to [batch] inputs (others take auto, grid, launch or graph)");
-    if (!coop_config_is_default(cfg, "run.schedule") && strcmp(coop_config_str(cfg, "problem.type"), "matrix"))
-      return other_kind(cfg, "run.schedule", "applies to [batch] inputs and problem.type = matrix only");
-    if (!coop_config_is_default(cfg, "run.group_blocks"))
-      return other_kind(cfg, "run.group_blocks", "applies to [batch] inputs only");
+    if (!coop_config_is_default(cfg, "tune.csr_schedule") && strcmp(coop_config_str(cfg, "problem.type"), "matrix"))
+      return other_kind(cfg, "tune.csr_schedule", "applies to problem.type = matrix only");
+    if (!coop_config_is_default(cfg, "tune.group_blocks"))
+      return other_kind(cfg, "tune.group_blocks", "applies to [batch] inputs only");
     return 0;
   }
-  if (!strcmp(sync, "graph"))
-    return other_kind(cfg, "run.sync", "does not apply to a [batch] input (auto, grid, launch, launch_each, row, cluster or block)");
+  if (!coop_config_is_default(cfg, "run.sync"))
+    return other_kind(cfg, "run.sync", "does not apply to a [batch] input: batch.sync sets its mode");
   for (size_t k = 0; k < sizeof not_batch / sizeof *not_batch; k++)
     if (!coop_config_is_default(cfg, not_batch[k]))
       return other_kind(cfg, not_batch[k], "does not apply to a [batch] input");
@@ -97,12 +95,13 @@ int coop_batch_check_keys(const coop_config *cfg) {
     return other_kind(cfg, "solver.max_iter", "does not apply with solver.t_end (the steps come from t_end)");
   /* the size of a row or cluster group (grid mode lays its groups out as rows):
    * with auto, block or launch it would be ignored or refused for a mode not asked for */
-  if (!coop_config_is_default(cfg, "run.group_blocks") && strcmp(sync, "row") && strcmp(sync, "cluster") &&
+  const char *sync = coop_config_str(cfg, "batch.sync");
+  if (!coop_config_is_default(cfg, "tune.group_blocks") && strcmp(sync, "row") && strcmp(sync, "cluster") &&
       strcmp(sync, "grid"))
-    return coop_error_input("run.group_blocks = %s (from %s) sizes the groups of run.sync = row, cluster or grid, "
-                            "not of run.sync = %s (from %s)", coop_config_text(cfg, "run.group_blocks"),
-                            coop_config_origin(cfg, "run.group_blocks"), sync,
-                            coop_config_origin(cfg, "run.sync"));
+    return coop_error_input("tune.group_blocks = %s (from %s) sizes the groups of batch.sync = row, cluster or grid, "
+                            "not of batch.sync = %s (from %s)", coop_config_text(cfg, "tune.group_blocks"),
+                            coop_config_origin(cfg, "tune.group_blocks"), sync,
+                            coop_config_origin(cfg, "batch.sync"));
   return 0;
 }
 
@@ -253,10 +252,10 @@ static void print_dry_run(const bstate *s, const uint64_t est[2], const uint64_t
   printf("# memory on rank 0: %.3f MiB host, %.3f MiB device\n", mib((double)est[0]), mib((double)est[1]));
   printf("# memory per rank at most: %.3f MiB host (rank %d), %.3f MiB device; this node allows %.3f MiB "
          "host per rank\n", mib((double)most[0]), most_rank, mib((double)most[1]), mib((double)limit));
-  printf("# solver: %s%s; backend: %s (run.sync = %s, run.schedule = %s, run.group_blocks = %lld)\n",
+  printf("# solver: %s%s; backend: %s (batch.sync = %s, batch.schedule = %s, tune.group_blocks = %lld)\n",
          coop_config_str(cfg, "solver.name"), s->sp.pc ? " (pc jacobi)" : "", s->in->backend,
-         coop_config_str(cfg, "run.sync"), coop_config_str(cfg, "run.schedule"),
-         (long long)coop_config_int(cfg, "run.group_blocks"));
+         coop_config_str(cfg, "batch.sync"), coop_config_str(cfg, "batch.schedule"),
+         (long long)coop_config_int(cfg, "tune.group_blocks"));
   fflush(stdout);
 }
 
@@ -280,10 +279,10 @@ static void controls(bstate *s) {
   s->ctl.stop_on_signal = strcmp(coop_config_str(cfg, "run.on_signal"), "exit") == 0;
   s->ctl.alpha = s->sp.alpha;
   memset(&s->opt, 0, sizeof s->opt);
-  s->opt.sync = pick(coop_config_str(cfg, "run.sync"), sync, (int)(sizeof sync / sizeof *sync)); /* the enum's order */
-  const int sc = coop_csr_schedule_parse(coop_config_str(cfg, "run.schedule")); /* the key allows no other */
+  s->opt.sync = pick(coop_config_str(cfg, "batch.sync"), sync, (int)(sizeof sync / sizeof *sync)); /* the enum's order */
+  const int sc = coop_csr_schedule_parse(coop_config_str(cfg, "batch.schedule")); /* the key allows no other */
   s->opt.schedule = sc < 0 ? COOP_SCHED_AUTO : sc;
-  s->opt.group_blocks = (int)coop_config_int(cfg, "run.group_blocks");
+  s->opt.group_blocks = (int)coop_config_int(cfg, "tune.group_blocks");
 }
 
 /* Before the batch is built (seconds for 10^8 rows): the backend, and what
@@ -553,8 +552,8 @@ static void fill_batch(const bstate *s, coop_io_batch *b, const char *codes) {
   }
   b->method = coop_config_str(cfg, "solver.name");
   b->pc = coop_config_str(cfg, "solver.pc");
-  b->sync = coop_config_str(cfg, "run.sync");
-  b->schedule = coop_config_str(cfg, "run.schedule");
+  b->sync = coop_config_str(cfg, "batch.sync");
+  b->schedule = coop_config_str(cfg, "batch.schedule");
   b->sync_used = coop_batch_sync_name(s->opt.sync_used);
   b->schedule_used = coop_batch_schedule_name(s->opt.schedule_used);
   b->source = s->sp.list ? "matrices" : "generated";

@@ -21,6 +21,8 @@ void coop_cli_usage(FILE *out) {
         "  --dry-run                print the resolved configuration, decomposition and memory\n"
         "                           per rank, then exit without solving\n"
         "  --help                   print this help and the input key reference\n"
+        "  --help-all               the same with the [tune] keys (kernel internals)\n"
+        "  --help-keys=markdown     the whole key reference as Markdown (docs/keys.md)\n"
         "  --version                print the version and build configuration\n"
         "\n"
         "exit status: 0 success, 1 run-time failure, 2 bad input or options\n",
@@ -90,8 +92,12 @@ int coop_cli_parse(coop_cli *cli, int argc, char **argv, char *scratch, size_t s
   memset(cli, 0, sizeof *cli);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      cli->help = 1;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { /* help levels: driver/app.c */
+      cli->help = cli->help > 1 ? cli->help : 1;
+    } else if (strcmp(a, "--help-all") == 0) {
+      cli->help = cli->help > 2 ? cli->help : 2;
+    } else if (strcmp(a, "--help-keys=markdown") == 0) {
+      cli->help = 3;
     } else if (strcmp(a, "--version") == 0) {
       cli->version = 1;
     } else if (strcmp(a, "--dry-run") == 0) {

@@ -221,6 +221,20 @@ static int is_choice(const char *choices, const char *t) {
   return 0;
 }
 
+/* A name of an earlier version (coop_config_moved): refused, naming the new
+ * key. 0 when section.key = val is current. */
+static int check_moved(const char *where, const char *sec, const char *key, const char *val) {
+  size_t n;
+  const coop_key_moved *m = coop_config_moved(&n);
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(m[i].section, sec) != 0 || strcmp(m[i].key, key) != 0) continue;
+    if (!m[i].values) return coop_error_input("%s: %s.%s is now %s", where, sec, key, m[i].now);
+    if (is_choice(m[i].values, val))
+      return coop_error_input("%s: %s.%s = %s is now %s = %s", where, sec, key, val, m[i].now, val);
+  }
+  return 0;
+}
+
 /* Parse text as a value of key k; 0 on success, -1 when it is not one. */
 static int check_value(const coop_key_info *k, const char *t, coop_value *v) {
   char *end;
@@ -407,6 +421,7 @@ static int parse_assignment(parse_state *st, char *s) {
   if (st->sec < 0) return coop_error_input("%s: key '%s' before any [section]", st->where, key);
   COOP_CHECK(split_value(st, key, eq + 1, &val));
   sec = st->cfg->sec[st->sec];
+  COOP_CHECK(check_moved(st->where, sec, key, val));
   i = find_key(st->cfg, sec, key);
   if (i < 0) return unknown_key(st->cfg, st->where, sec, key);
   return file_assign(st, i, val);
@@ -479,6 +494,7 @@ static int set_split(coop_config *cfg, const char *where, const char *assignment
   if (!*val) return coop_error_input("%s: empty value", where);
   si = section_index(cfg, sec);
   if (si < 0) return unknown_section(cfg, where, sec);
+  COOP_CHECK(check_moved(where, sec, key, val));
   i = find_key(cfg, sec, key);
   if (i < 0) return unknown_key(cfg, where, sec, key);
   if (check_value(&cfg->keys[i], val, &v)) return bad_value(where, &cfg->keys[i], val, 0);
@@ -700,7 +716,20 @@ static int is_required(const char *sec) {
   return 0;
 }
 
-void coop_config_print_help(FILE *out) {
+static int is_tune(const char *sec) { return strcmp(sec, COOP_TUNE_SECTION) == 0; }
+
+/* "int [1, 64]", "real (0, inf)", "bool", the choices "a|b|c". */
+static void format_type(const coop_key_info *k, char *buf, size_t n) {
+  if (k->type == COOP_KEY_INT || k->type == COOP_KEY_REAL) {
+    char range[80];
+    format_range(k, range, sizeof range);
+    snprintf(buf, n, "%s %s", type_name(k->type), range);
+  } else {
+    snprintf(buf, n, "%s", k->type == COOP_KEY_CHOICE ? k->choices : type_name(k->type));
+  }
+}
+
+static void print_keys(FILE *out, int with_tune) {
   size_t n;
   const coop_key_info *keys = coop_config_keys(&n);
   const char *sec = "";
@@ -708,19 +737,75 @@ void coop_config_print_help(FILE *out) {
   for (size_t i = 0; i < n; i++) {
     const coop_key_info *k = &keys[i];
     char name[128], type[160];
+    if (!with_tune && is_tune(k->section)) continue;
     if (strcmp(k->section, sec) != 0) {
       sec = k->section;
       fprintf(out, "\n[%s]%s\n", sec, is_required(sec) ? " *" : "");
     }
     snprintf(name, sizeof name, "%s.%s", k->section, k->key);
-    if (k->type == COOP_KEY_INT || k->type == COOP_KEY_REAL) {
-      char range[80];
-      format_range(k, range, sizeof range);
-      snprintf(type, sizeof type, "%s %s", type_name(k->type), range);
-    } else {
-      snprintf(type, sizeof type, "%s",
-               k->type == COOP_KEY_CHOICE ? k->choices : type_name(k->type));
-    }
+    format_type(k, type, sizeof type);
     fprintf(out, "  %-26s %-26s default %s\n      %s\n", name, type, k->def, k->help);
   }
+  if (!with_tune)
+    fprintf(out, "\n[%s]: keys that pick kernel internals (which kernel or launch shape runs); "
+            "coopsolve --help-all lists them\n", COOP_TUNE_SECTION);
+}
+
+void coop_config_print_help(FILE *out) { print_keys(out, 0); }
+
+void coop_config_print_help_all(FILE *out) { print_keys(out, 1); }
+
+/* text with '|' and '*' escaped, as a Markdown table cell shows it as written */
+static void md_cell(FILE *out, const char *text) {
+  for (const char *c = text; *c; c++) {
+    if (*c == '|' || *c == '*') fputc('\\', out);
+    fputc(*c, out);
+  }
+}
+
+static void md_moved(FILE *out) {
+  size_t n;
+  const coop_key_moved *m = coop_config_moved(&n);
+  fprintf(out, "\n## Moved keys\n\nNames of earlier versions: an input or `--set` that gives one stops with "
+               "status 2 and names the new key.\n\n| old | now |\n| --- | --- |\n");
+  for (size_t i = 0; i < n; i++) {
+    fprintf(out, "| `%s.%s`", m[i].section, m[i].key);
+    if (m[i].values) {
+      fprintf(out, " = ");
+      md_cell(out, m[i].values);
+    }
+    fprintf(out, " | ");
+    md_cell(out, m[i].now);
+    fprintf(out, " |\n");
+  }
+}
+
+void coop_config_print_markdown(FILE *out) {
+  size_t n;
+  const coop_key_info *keys = coop_config_keys(&n);
+  const char *sec = "";
+  fprintf(out, "# Input keys\n\n"
+               "<!-- generated from src/io/config_keys.c by `coopsolve --help-keys=markdown` "
+               "(make keys-md); tests/cli.sh checks that it is current -->\n\n"
+               "An input file holds `key = value` lines in `[sections]` (`#` starts a comment); "
+               "`--set section.key=value` overrides a key. Grid problems need [grid], [problem] and "
+               "[solver]; matrix problems (problem.type = matrix) [problem] and [solver]; a batch "
+               "run [batch] and [solver]. [%s] holds the keys that pick kernel internals (which "
+               "kernel or launch shape runs, not what is solved): `coopsolve --help` leaves them "
+               "out, `coopsolve --help-all` lists them.\n", COOP_TUNE_SECTION);
+  for (size_t i = 0; i < n; i++) {
+    const coop_key_info *k = &keys[i];
+    char type[160];
+    if (strcmp(k->section, sec) != 0) {
+      sec = k->section;
+      fprintf(out, "\n## [%s]\n\n| key | type | default | what it sets |\n| --- | --- | --- | --- |\n", sec);
+    }
+    format_type(k, type, sizeof type);
+    fprintf(out, "| `%s.%s` | ", k->section, k->key);
+    md_cell(out, type);
+    fprintf(out, " | `%s` | ", k->def);
+    md_cell(out, k->help);
+    fprintf(out, " |\n");
+  }
+  md_moved(out);
 }

@@ -1,6 +1,7 @@
 /* Input configuration: `key = value` lines in [sections], `#` comments, then
  * `--set section.key=value` overrides (later wins). One key table
- * (src/config_keys.c) drives parsing, validation, --help and --dry-run. */
+ * (src/io/config_keys.c) drives parsing, validation, --help, --dry-run and
+ * the key reference docs/keys.md. */
 #ifndef COOP_CONFIG_H
 #define COOP_CONFIG_H
 
@@ -32,6 +33,22 @@ typedef struct {
 
 /* The key table; *n receives its length. */
 const coop_key_info *coop_config_keys(size_t *n);
+
+/* Keys that pick kernel internals (which kernel or launch shape runs, not what
+ * is solved) live in this section, left out of --help (--help-all shows it). */
+#define COOP_TUNE_SECTION "tune"
+
+/* A name that moved: section.key (any value, or one of values when it is not
+ * NULL: '|'-separated) is now `now`. Given in an input or a --set it is an
+ * input error that names the new key. */
+typedef struct {
+  const char *section, *key;
+  const char *values; /* NULL: every value moved */
+  const char *now;    /* e.g. "tune.resident" */
+} coop_key_moved;
+
+/* The moved names; *n receives their count. */
+const coop_key_moved *coop_config_moved(size_t *n);
 
 typedef struct coop_config coop_config;
 
@@ -67,7 +84,12 @@ const char *coop_config_origin(const coop_config *cfg, const char *name);
 /* The resolved configuration as valid input text, every key with its origin in a
  * trailing comment. Caller frees. NULL only when out of memory. */
 char *coop_config_resolved(const coop_config *cfg);
-/* Key reference for --help: section, key, type and range, default, help. */
+/* Key reference for --help: section, key, type and range, default, help;
+ * every section but [tune], which gets a line pointing at --help-all. */
 void coop_config_print_help(FILE *out);
+/* The same with [tune] (--help-all). */
+void coop_config_print_help_all(FILE *out);
+/* The key reference as Markdown (docs/keys.md): every key, and the moved names. */
+void coop_config_print_markdown(FILE *out);
 
 #endif

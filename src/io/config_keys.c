@@ -1,6 +1,8 @@
-/* The one key table: it drives parsing, validation, --help, --dry-run and the
- * key reference in the README. Sections appear in the order of their first key;
- * that is the order of --help and of the resolved configuration. */
+/* The one key table: it drives parsing, validation, --help, --dry-run and
+ * the key reference docs/keys.md (coopsolve --help-keys=markdown). Sections
+ * appear in the order of their first key; that is the order of --help and of
+ * the resolved configuration. A key's help says in a line or two what a user
+ * controls with it; how the kernels do it is written where they are. */
 #include "io/config.h"
 
 #include <math.h>
@@ -43,87 +45,41 @@ static const coop_key_info keys[] = {
     KEY_STRING("problem", "x0", "zero", "matrix problems: initial guess, zero or file:PATH"),
 
     KEY_CHOICE("solver", "name", "jacobi", COOP_SOLVER_CHOICES,
-               "iterative method: jacobi (grids only), cg, pipecg (pipelined CG), bicgstab"),
+               "method: jacobi (grids and batches), cg, pipecg (pipelined CG), bicgstab, or heat "
+               "(explicit time steps; grids and generated batches)"),
     KEY_CHOICE("solver", "pc", "none", "none|jacobi",
                "preconditioner of cg, pipecg and bicgstab: none, or jacobi (diagonal)"),
     KEY_BOOL("solver", "cg_single_reduction", "false",
-             "cg in the Chronopoulos-Gear form: one reduction (grid mode: one barrier) per "
-             "iteration instead of two; same iterates in exact arithmetic"),
+             "cg in the Chronopoulos-Gear form: one reduction per iteration instead of two "
+             "(the same iterates in exact arithmetic)"),
     KEY_REAL("solver", "rtol", "1e-6", 0, 1, 0, 1, "stop when ||r|| <= rtol * ||r0||"),
     KEY_REAL("solver", "atol", "0", 0, INFINITY, 0, 1, "stop when ||r|| <= atol"),
     KEY_REAL("solver", "dtol", "1e5", 0, INFINITY, 0, 1,
              "diverged when ||r|| > dtol * ||r0||; 0: never"),
     KEY_INT("solver", "max_iter", "10000", 0, 1e12, "stop after this many iterations (sweeps)"),
     KEY_BOOL("solver", "error_if_not_converged", "false",
-             "exit with status 4 when a solve ends without converging (a diverged_* reason, max_iter "
-             "included; in a batch, any problem), after writing the output"),
+             "exit with status 4, after writing the output, when a solve (in a batch, any "
+             "problem) ends without converging"),
     KEY_INT("solver", "check_every", "100", 1, 1e9,
-            "jacobi, heat: steps between residual checks (Krylov methods check every iteration)"),
-    KEY_REAL("solver", "alpha", "1", 0, INFINITY, 1, 1, "heat: diffusivity in u_t = alpha (lap(u) + f); batches: u_t = alpha (f - A u)"),
+            "jacobi, heat: iterations between residual checks, where a solve can stop (Krylov "
+            "methods check every iteration)"),
+    KEY_REAL("solver", "alpha", "1", 0, INFINITY, 1, 1,
+             "heat: diffusivity in u_t = alpha (lap(u) + f); batches: u_t = alpha (f - A u)"),
     KEY_REAL("solver", "dt", "0", 0, INFINITY, 0, 1,
-             "heat: time step; 0: 0.9 of the explicit stability limit h^2/(2 alpha dim) (batches: of "
-             "each problem's own limit 2/(alpha (4 dim/h^2 + s)))"),
+             "heat: time step; 0: 0.9 of the explicit stability limit (in a batch, of each "
+             "problem's own)"),
     KEY_REAL("solver", "t_end", "0", 0, INFINITY, 0, 1,
-             "heat in [batch] inputs: final time; each problem takes ceil(t_end/dt) steps (one more "
-             "where t_end over that would round above dt), its dt shrunk to end there; 0: "
-             "solver.max_iter steps each"),
+             "heat in [batch] inputs: the time each problem steps to (its dt shortened to end "
+             "there); 0: solver.max_iter steps each"),
     KEY_CHOICE("solver", "precision", "fp64", "fp64|fp32", "floating-point type of the fields"),
 
     KEY_CHOICE("run", "backend", "auto", "auto|host|cuda",
                "auto: cuda where a GPU is found, else host"),
-    KEY_CHOICE("run", "sync", "auto", "auto|grid|launch|graph|row|cluster|block|launch_each",
-               "cuda mode: grid = persistent cooperative kernel, launch = one kernel per sweep, "
-               "graph = the per-sweep kernels replayed from a CUDA graph; [batch] inputs: auto, "
-               "grid, launch (each kernel over every active problem), launch_each (each "
-               "problem's own kernels, problem after problem), row (a row of blocks per problem, "
-               "software barrier), cluster (a thread-block cluster per problem) or block (one "
-               "block per problem)"),
-    KEY_CHOICE("run", "schedule", "auto", "auto|clc|atomic|static",
-               "cuda: [batch] inputs: how problems reach the groups of blocks: clc (cluster "
-               "launch control, cc >= 10.0), atomic (persistent groups, atomic counter), static "
-               "(problem i to group i mod groups); problem.type = matrix: auto = the row-balanced "
-               "product, else tiles of rows handed to blocks the same three ways (solves run "
-               "run.sync = launch); the host backend ignores it; grid inputs refuse it"),
-    KEY_INT("run", "group_blocks", "0", 0, 1024,
-            "[batch] inputs on cuda: blocks per group for run.sync = row or cluster; 0: chosen "
-            "from the problem sizes"),
-    KEY_CHOICE("run", "halo", "auto", "auto|mpi|ipc|nccl",
-               "grid halos between GPUs: mpi (staged through host memory unless MPI is "
-               "CUDA-aware), ipc (GPU to GPU through CUDA IPC, ranks of one node), nccl "
-               "(every face through NCCL on the GPU's stream, any nodes; builds configured "
-               "--with-nccl); auto: ipc for each neighbour on the same node, mpi for the others"),
-    KEY_BOOL("run", "overlap", "true",
-             "grid solvers on cuda with neighbours: the halo exchange runs on a second stream "
-             "beside the interior of the step before it (false: after the whole step)"),
-    KEY_CHOICE("run", "fused_halo", "auto", "auto|true|false",
-               "grid mode, every rank on its own GPU of one node, halos through CUDA IPC: the whole "
-               "solve in one kernel per rank, new boundary values stored straight into the "
-               "neighbours' ghosts and the residual summed through peer memory (false: the host "
-               "exchanges halos between kernels; auto: true where each rank's two fields take at "
-               "most 12 times the GPU's L2, false above, where the per-step kernels stream faster)"),
-    KEY_BOOL("run", "resident", "true",
-             "grid mode, one rank, a 2D box that fits on the chip: the field stays in registers "
-             "(about 1M points fp32 on an H200) or else in shared memory (rows of at most 1024 "
-             "16-byte chunks, about 7M points fp32) across sweeps, and only the edge rows of each "
-             "block's band go through memory (false: every sweep streams the field from memory)"),
-    KEY_CHOICE("run", "resident_depth", "auto", "auto|1|2|4",
-               "the field in registers (run.resident): sweeps between grid barriers, each block "
-               "recomputing depth - 1 rows of its neighbours' bands on the chip instead of waiting "
-               "for them; auto: 4 where the bands have the rows and the block the threads and shared "
-               "memory for it (boxes up to about 512^2), else 1"),
-    KEY_CHOICE("run", "fuse_sweeps", "auto", "auto|1|2",
-               "grid mode, a box streamed from memory (not run.resident): Jacobi sweeps a pass over "
-               "the field; 2 computes the second sweep's rows on the chip one row (3D: plane) behind "
-               "the first's, so the field is read and written once, and one grid barrier taken, for "
-               "two sweeps (a stop between them takes one more sweep); ranks with neighbours (2D, "
-               "grid.ghost >= 3, or 2 with run.overlap = false) take the steps between exchanges two "
-               "a pass; auto: 2 where a rank's two fields exceed the GPU's L2 cache (3D: four times "
-               "it, and never fp64 with a source), else 1"),
+    KEY_CHOICE("run", "sync", "auto", "auto|grid|launch|graph",
+               "cuda: auto (chosen by problem and GPU), grid (the whole solve in one kernel), launch "
+               "(a kernel per step) or graph (the steps replayed from a CUDA graph); batches: batch.sync"),
     KEY_INT("run", "device", "-1", -1, 4096,
             "GPU index; -1: node-local rank modulo the GPUs of the node"),
-    KEY_INT("run", "blocks", "0", 0, 1000000,
-            "blocks of the persistent grid; 0: as many as can be resident, fewer on a small box (each thread marching at least 4 rows)"),
-
     KEY_STRING("run", "restart", "none",
                "checkpoint file to go on from (--restart); none: start afresh"),
     KEY_CHOICE("run", "on_signal", "exit", "exit|continue",
@@ -135,12 +91,11 @@ static const coop_key_info keys[] = {
     KEY_INT("output", "every", "0", 0, 1e12,
             "heat: steps between snapshots of the field in /series (and the XDMF time series); 0: none"),
     KEY_STRING("output", "monitor_every", "auto",
-               "iterations between monitor lines; auto: about 20 a solve (each twentieth of the way to "
-               "solver.rtol or to solver.max_iter); 0: none"),
+               "iterations between monitor lines; auto: about 20 a solve; 0: none"),
     KEY_STRING("output", "checkpoint", "auto",
                "checkpoint file; auto: the output file's name with .h5 replaced by .ckpt.h5"),
     KEY_INT("output", "checkpoint_every", "0", 0, 1e12,
-            "iterations between checkpoints (Jacobi: rounded up to residual checks); 0: none"),
+            "iterations between checkpoints (jacobi, heat: rounded up to residual checks); 0: none"),
     KEY_REAL("output", "checkpoint_minutes", "0", 0, 1e9, 0, 0,
              "wall minutes between checkpoints; 0: none"),
 
@@ -168,9 +123,65 @@ static const coop_key_info keys[] = {
     KEY_STRING("batch", "matrix_list", "none",
                "instead of batch.matrices, for any path: a file with one problem per line, A.mtx "
                "or A.mtx b.mtx, relative to its folder (\"quoted\" with blanks; # starts a comment line)"),
+    KEY_CHOICE("batch", "sync", "auto", "auto|row|cluster|block|grid|launch|launch_each",
+               "cuda: row, cluster or block (a group of blocks per problem), grid (one kernel for "
+               "all), launch (kernels over every problem) or launch_each (problem after problem)"),
+    KEY_CHOICE("batch", "schedule", "auto", "auto|clc|atomic|static",
+               "cuda: how problems reach the groups of blocks: clc (cluster launch control, cc >= "
+               "10.0), atomic (a shared counter) or static (problem i to group i mod groups)"),
+
+    /* kernel internals: which kernel or launch shape runs, not what is solved */
+    KEY_INT("tune", "blocks", "0", 0, 1000000,
+            "blocks of the persistent kernel (grid mode); 0: as many as fit at once, fewer on a "
+            "small box"),
+    KEY_BOOL("tune", "overlap", "true",
+             "grid problems on cuda with neighbours: exchange halos beside the interior's update "
+             "(false: after it)"),
+    KEY_CHOICE("tune", "halo", "auto", "auto|mpi|ipc|nccl",
+               "how halos travel between GPUs: mpi, ipc (CUDA IPC, ranks of one node) or nccl "
+               "(builds --with-nccl); auto: ipc within a node, mpi between nodes"),
+    KEY_CHOICE("tune", "fused_halo", "auto", "auto|true|false",
+               "grid mode with ipc halos, a GPU per rank: the whole solve in one kernel per rank, "
+               "halos written into the neighbours' ghosts (auto: on boxes where that is faster)"),
+    KEY_BOOL("tune", "resident", "true",
+             "grid mode, one rank, a 2D box that fits on the chip: keep the field on the chip "
+             "across sweeps (false: stream it from memory)"),
+    KEY_CHOICE("tune", "resident_depth", "auto", "auto|1|2|4",
+               "the field held in registers (tune.resident): sweeps between grid barriers; auto: 4 "
+               "on boxes up to about 512^2, else 1"),
+    KEY_CHOICE("tune", "fuse_sweeps", "auto", "auto|1|2",
+               "grid mode, a field streamed from memory: jacobi sweeps (heat steps) per pass over it; "
+               "auto: 2 on fields larger than the GPU's L2 cache, else 1"),
+    KEY_CHOICE("tune", "csr_schedule", "auto", "auto|clc|atomic|static",
+               "problem.type = matrix on cuda: how the matrix product shares rows among blocks: auto "
+               "(a plan chosen from the row lengths), or row tiles handed out by clc (cc >= 10.0), "
+               "atomic or static (the solve then runs run.sync = launch)"),
+    KEY_INT("tune", "group_blocks", "0", 0, 1024,
+            "[batch] inputs on cuda: blocks per problem's group for batch.sync = row, cluster or "
+            "grid; 0: chosen from the problem sizes"),
 };
 
 const coop_key_info *coop_config_keys(size_t *n) {
   if (n) *n = sizeof keys / sizeof keys[0];
   return keys;
+}
+
+/* Names of earlier versions: an input that gives one is refused with the new
+ * name (io/config.c), and docs/keys.md lists them. */
+static const coop_key_moved moved[] = {
+    {"run", "blocks", NULL, "tune.blocks"},
+    {"run", "overlap", NULL, "tune.overlap"},
+    {"run", "halo", NULL, "tune.halo"},
+    {"run", "fused_halo", NULL, "tune.fused_halo"},
+    {"run", "resident", NULL, "tune.resident"},
+    {"run", "resident_depth", NULL, "tune.resident_depth"},
+    {"run", "fuse_sweeps", NULL, "tune.fuse_sweeps"},
+    {"run", "group_blocks", NULL, "tune.group_blocks"},
+    {"run", "schedule", NULL, "batch.schedule in [batch] inputs, tune.csr_schedule for problem.type = matrix"},
+    {"run", "sync", "row|cluster|block|launch_each", "batch.sync"},
+};
+
+const coop_key_moved *coop_config_moved(size_t *n) {
+  if (n) *n = sizeof moved / sizeof moved[0];
+  return moved;
 }
