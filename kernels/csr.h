@@ -37,7 +37,7 @@ typedef struct {
 } coop_csr;
 
 /* The device product's schedule; values and names ("auto", "clc", "atomic",
- * "static") as run.schedule spells them. */
+ * "static") as tune.csr_schedule spells them. */
 typedef enum {
   COOP_CSR_SCHED_AUTO = 0, /* vector or merge-path plan, chosen from the rows */
   COOP_CSR_SCHED_CLC,      /* a block per tile, cluster launch control steals (cc >= 10.0) */
@@ -70,7 +70,7 @@ double coop_csr_bytes(const coop_csr *A);
 /* Choose A's schedule (coop_csr_schedule). On a device backend static, atomic
  * and clc build the tile plan; clc on a GPU below cc 10.0, or running code
  * JIT-compiled from PTX older than compute_100, is COOP_ERR_INPUT (the message
- * names run.schedule and the GPU's cc). The host backend records it and
+ * names tune.csr_schedule and the GPU's cc). The host backend records it and
  * computes as always: every schedule gives the host the same product. */
 int coop_csr_set_schedule(coop_csr *A, int schedule);
 

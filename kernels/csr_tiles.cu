@@ -214,12 +214,12 @@ int check_clc(const coop_backend *be, const void *fn) {
   COOP_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, be->device));
   COOP_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, be->device));
   if (major < 10)
-    return coop_error_input("run.schedule = clc needs compute capability 10.0; GPU %d has %d.%d", be->device,
+    return coop_error_input("tune.csr_schedule = clc needs compute capability 10.0; GPU %d has %d.%d", be->device,
                             major, minor);
   cudaFuncAttributes fa;
   COOP_CUDA(cudaFuncGetAttributes(&fa, fn));
   if (fa.ptxVersion < 100)
-    return coop_error_input("run.schedule = clc: this build's code for GPU %d (cc %d.%d) comes from "
+    return coop_error_input("tune.csr_schedule = clc: this build's code for GPU %d (cc %d.%d) comes from "
                             "compute_%d, without cluster launch control", be->device, major, minor,
                             fa.ptxVersion);
   return 0;

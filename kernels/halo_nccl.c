@@ -222,7 +222,7 @@ int coop_nccl_open(MPI_Comm comm, int nf, const int *peer, void *const *send, vo
                    const size_t *bytes, void **nc) {
   (void)comm, (void)nf, (void)peer, (void)send, (void)recv, (void)bytes;
   *nc = NULL;
-  return coop_error_input("run.halo = nccl: this build has no NCCL (configure --with-nccl)");
+  return coop_error_input("tune.halo = nccl: this build has no NCCL (configure --with-nccl)");
 }
 
 int coop_nccl_exchange(coop_backend *b, void *nc, int n, const int *peer, void *const *send,

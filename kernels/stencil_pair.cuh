@@ -1,4 +1,4 @@
-/* 2D: two Jacobi sweeps in one pass over the field (run.fuse_sweeps = 2).
+/* 2D: two Jacobi sweeps in one pass over the field (tune.fuse_sweeps = 2).
  * One sweep streams two values a point (u read, un written) and cannot go
  * below that floor: 16384^2 fp32 at 90% of copy bandwidth is already there.
  * Here a warp marches its strip as relax_range_ring does and computes the

@@ -1,4 +1,4 @@
-# COOP_CHECK_NCCL: NCCL for GPU-to-GPU halos (run.halo = nccl), optional and
+# COOP_CHECK_NCCL: NCCL for GPU-to-GPU halos (tune.halo = nccl), optional and
 # off unless asked for: --with-nccl looks for nccl.h and libnccl beside the
 # CUDA toolkit, in DIR, or in the system's paths; the program then finds the
 # library by an rpath. Needs the CUDA backend. Sets NCCL_CFLAGS, NCCL_LIBS and
@@ -6,7 +6,7 @@
 AC_DEFUN([COOP_CHECK_NCCL], [
 AC_ARG_WITH([nccl],
   [AS_HELP_STRING([--with-nccl@<:@=DIR@:>@],
-    [GPU-to-GPU halos through NCCL (run.halo = nccl), with nccl.h and libnccl in DIR/include and DIR/lib (default: off)])],
+    [GPU-to-GPU halos through NCCL (tune.halo = nccl), with nccl.h and libnccl in DIR/include and DIR/lib (default: off)])],
   [], [with_nccl=no])
 coop_nccl=no
 NCCL_CFLAGS=

@@ -88,7 +88,7 @@ typedef struct {
   double seconds;   /* time of this problem's solve alone (device clock on the GPU) */
 } coop_batch_result;
 
-/* How a GPU runs the batch (run.sync and run.schedule of a [batch] input). */
+/* How a GPU runs the batch (batch.sync and batch.schedule of a [batch] input). */
 typedef enum {
   COOP_BSYNC_AUTO = 0,
   COOP_BSYNC_ROW,     /* a row of blocks (blockIdx.y) per problem, software barrier */
@@ -133,8 +133,8 @@ int coop_batch_solve(coop_backend *be, const coop_batch *bt, const coop_batch_ct
                      coop_batch_run *opt, double *x, coop_batch_result *res);
 
 /* What backend be's GPU cannot run of opt, refused before a batch is built
- * with the words the solve would use: run.schedule = clc below compute
- * capability 10.0 and run.sync = cluster below 9.0 (COOP_ERR_INPUT), grid
+ * with the words the solve would use: batch.schedule = clc below compute
+ * capability 10.0 and batch.sync = cluster below 9.0 (COOP_ERR_INPUT), grid
  * without cooperative launches (COOP_ERR_RUNTIME). 0 on the host. */
 int coop_batch_check_run(coop_backend *be, const coop_batch_run *opt);
 

@@ -1023,13 +1023,13 @@ struct Plan {
  * is built: coop_batch_check_run). */
 int gpu_refusal(const Gpu &g, int sync, int schedule) {
   if (schedule == COOP_SCHED_CLC && g.major < 10)
-    return coop_error_input("run.schedule = clc needs compute capability 10.0; GPU %d has %d.%d", g.id,
+    return coop_error_input("batch.schedule = clc needs compute capability 10.0; GPU %d has %d.%d", g.id,
                             g.major, g.minor);
   if (sync == COOP_BSYNC_CLUSTER && g.major < 9)
-    return coop_error_input("run.sync = cluster needs compute capability 9.0; GPU %d has %d.%d", g.id,
+    return coop_error_input("batch.sync = cluster needs compute capability 9.0; GPU %d has %d.%d", g.id,
                             g.major, g.minor);
   if (sync == COOP_BSYNC_GRID && !g.cooperative)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "GPU %d cannot run cooperative launches (run.sync = grid)", g.id);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "GPU %d cannot run cooperative launches (batch.sync = grid)", g.id);
   return 0;
 }
 
@@ -1038,15 +1038,15 @@ int plan_schedule(const Gpu &g, const coop_batch_run *opt, bool heat, Plan *pl) 
   const bool cc10 = g.major >= 10;
   if (pl->sync == COOP_BSYNC_LAUNCH || pl->sync == COOP_BSYNC_LAUNCH_EACH) {
     if (opt->schedule == COOP_SCHED_CLC)
-      return coop_error_input("run.schedule = clc needs run.sync = block or cluster; run.sync is %s",
+      return coop_error_input("batch.schedule = clc needs batch.sync = block or cluster; batch.sync is %s",
                               coop_batch_sync_name(pl->sync));
     pl->sched = COOP_SCHED_STATIC; /* every problem at once: no scheduler */
     return 0;
   }
   const bool groups_ok = pl->sync == COOP_BSYNC_BLOCK || pl->sync == COOP_BSYNC_CLUSTER;
   if (opt->schedule == COOP_SCHED_CLC && !groups_ok)
-    return coop_error_input("run.schedule = clc needs run.sync = block or cluster (a cancelled "
-                            "block never starts, so no barrier may span groups); run.sync is %s",
+    return coop_error_input("batch.schedule = clc needs batch.sync = block or cluster (a cancelled "
+                            "block never starts, so no barrier may span groups); batch.sync is %s",
                             coop_batch_sync_name(pl->sync));
   pl->sched = opt->schedule;
   if (pl->sched == COOP_SCHED_AUTO) pl->sched = cc10 && groups_ok ? COOP_SCHED_CLC : COOP_SCHED_ATOMIC;
@@ -1057,7 +1057,7 @@ int plan_schedule(const Gpu &g, const coop_batch_run *opt, bool heat, Plan *pl) 
   cudaFuncAttributes fa;
   COOP_CUDA(cudaFuncGetAttributes(&fa, pl->fn));
   if (fa.ptxVersion < 100)
-    return coop_error_input("run.schedule = clc: this build's code for GPU %d (cc %d.%d) comes from "
+    return coop_error_input("batch.schedule = clc: this build's code for GPU %d (cc %d.%d) comes from "
                             "compute_%d, without cluster launch control", g.id, g.major, g.minor,
                             fa.ptxVersion);
   return 0;
@@ -1067,10 +1067,10 @@ int plan_cluster(const Gpu &g, const Shape &s, const coop_batch_run *opt, long l
   int c = opt->group_blocks;
   if (c == 0) c = auto_blocks(s, resident) < 2 ? 2 : auto_blocks(s, resident);
   if (c > kMaxCluster) {
-    if (opt->group_blocks) return coop_error_input("run.group_blocks = %d: a cluster holds 2 to %d blocks", c, kMaxCluster);
+    if (opt->group_blocks) return coop_error_input("tune.group_blocks = %d: a cluster holds 2 to %d blocks", c, kMaxCluster);
     c = kMaxCluster;
   }
-  if (c < 2) return coop_error_input("run.group_blocks = %d: a cluster holds 2 to %d blocks", c, kMaxCluster);
+  if (c < 2) return coop_error_input("tune.group_blocks = %d: a cluster holds 2 to %d blocks", c, kMaxCluster);
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeClusterDimension;
@@ -1102,7 +1102,7 @@ int plan_rows(const Gpu &g, const Shape &s, const coop_batch *bt, const coop_bat
   COOP_CHECK(resident_blocks(pl->fn, g, &resident));
   if (pl->sync == COOP_BSYNC_ROW && s.ragged) {
     if (opt->group_blocks > resident)
-      return coop_error_input("run.group_blocks = %d: at most %lld blocks of the batch kernel are "
+      return coop_error_input("tune.group_blocks = %d: at most %lld blocks of the batch kernel are "
                               "resident on GPU %d, and a row barrier needs all of its blocks at once",
                               opt->group_blocks, resident, g.id);
     COOP_CHECK(coop_batch_plan_levels(bt, ctl, resident, opt->group_blocks, 1, pl->sched != COOP_SCHED_STATIC,
@@ -1115,7 +1115,7 @@ int plan_rows(const Gpu &g, const Shape &s, const coop_batch *bt, const coop_bat
   int b = opt->group_blocks ? opt->group_blocks : auto_blocks(s, resident);
   if (b > resident) {
     if (opt->group_blocks)
-      return coop_error_input("run.group_blocks = %d: at most %lld blocks of the batch kernel are "
+      return coop_error_input("tune.group_blocks = %d: at most %lld blocks of the batch kernel are "
                               "resident on GPU %d, and a %s barrier needs all of its blocks at once",
                               b, resident, g.id, coop_batch_sync_name(pl->sync));
     b = (int)resident;
@@ -1149,7 +1149,7 @@ int make_plan(const Gpu &g, const Shape &s, const coop_batch *bt, const coop_bat
                          opt->schedule == COOP_SCHED_CLC || (opt->schedule == COOP_SCHED_AUTO && g.major >= 10),
                          g.major >= 9);
   if (pl->sync < COOP_BSYNC_ROW || pl->sync > COOP_BSYNC_LAUNCH_EACH)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "batch: run.sync %d on a GPU", pl->sync);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "batch: batch.sync %d on a GPU", pl->sync);
   COOP_CHECK(gpu_refusal(g, pl->sync, opt->schedule));
   COOP_CHECK(plan_schedule(g, opt, s.heat, pl));
   switch (pl->sync) {

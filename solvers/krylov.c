@@ -125,7 +125,7 @@ static int pick_mode(coop_solve *sv, krylov_data *k, int from_grid, const char *
     COOP_CHECK(coop_kg_max_blocks(&op, m, sv->be->device, &most, &threads));
     if (most < 1) why = "the persistent kernel cannot be resident";
     else if (sv->blocks > most)
-      return coop_error_input("run.blocks = %d: at most %d blocks can be resident on GPU %d for the "
+      return coop_error_input("tune.blocks = %d: at most %d blocks can be resident on GPU %d for the "
                               "persistent Krylov kernel, and a grid barrier over more could never "
                               "complete", sv->blocks, most, sv->be->device);
     if (!why) COOP_CHECK(coop_kg_default_blocks(&op, m, sv->be->device, &best, &threads));

@@ -37,7 +37,7 @@ struct coop_relax {
   int blocks;            /* persistent n-step grid (grid mode) */
   int solve_blocks;      /* whole-solve grid (grid mode: alone, or with peers) */
   int peers_on;          /* the whole solve spans the node's ranks (solvers/relax_peers.h) */
-  int pair;              /* the whole solve of a rank alone takes two sweeps a pass (run.fuse_sweeps) */
+  int pair;              /* the whole solve of a rank alone takes two sweeps a pass (tune.fuse_sweeps) */
   int pair_steps;        /* grid mode with neighbours: the n-step kernel takes two steps a pass */
   int peers_pair;        /* the multi-rank whole solve takes two sweeps a pass (COOP_PEERS_PAIR builds) */
   int flip;              /* the last whole solve's answer is not in its iterations' parity field */
@@ -87,7 +87,7 @@ static int plan_grid(coop_relax *r, int solve, int *blocks) {
     return COOP_ERROR(COOP_ERR_RUNTIME, "GPU %d cannot run a cooperative %s (cooperative launch %s, "
                       "%d blocks resident)", be->device, what, be->cooperative ? "supported" : "unsupported", most);
   if (sv->blocks > most) /* the user's option, so an input error */
-    return coop_error_input("run.blocks = %d: at most %d blocks can be resident on GPU %d for the %s, "
+    return coop_error_input("tune.blocks = %d: at most %d blocks can be resident on GPU %d for the %s, "
                             "and a grid barrier over more could never complete", sv->blocks, most,
                             be->device, what);
   *blocks = sv->blocks > 0 ? sv->blocks : coop_relax_fit_blocks_cuda(sv->s, most, be->sm_count);
@@ -115,7 +115,7 @@ static int agree_plan(coop_relax *r, int rc, int is_auto, char *note, size_t len
 }
 
 /* The grid of the multi-rank whole solve, agreed: where it cannot run on
- * some rank (occupancy, run.blocks), no rank takes it and halos go between
+ * some rank (occupancy, tune.blocks), no rank takes it and halos go between
  * kernels, whatever run.sync says (that is still grid mode). */
 static int plan_peers(coop_relax *r) {
   coop_solve *sv = r->sv;
@@ -127,13 +127,13 @@ static int plan_peers(coop_relax *r) {
   r->peers_on = 0;
   r->solve_blocks = 0;
   if (sv->comm->rank == 0)
-    fprintf(stderr, "coopsolve: note: halos between kernels (run.fused_halo: rank %d: %s)\n", who, msg);
+    fprintf(stderr, "coopsolve: note: halos between kernels (tune.fused_halo: rank %d: %s)\n", who, msg);
   return 0;
 }
 #endif
 
 #if COOP_HAVE_CUDA
-/* run.fuse_sweeps: two sweeps a pass halve the field's traffic but compute
+/* tune.fuse_sweeps: two sweeps a pass halve the field's traffic but compute
  * the strip's outer rows and columns twice and hold more registers (80, with
  * spills); they win where the sweep streams from memory and lose while much
  * of the field stays in L2 between sweeps. H200 (60 MB of L2), residual every
@@ -161,7 +161,7 @@ static int pair_wanted(const coop_solve *sv) {
 
 #if COOP_HAVE_CUDA && defined(COOP_PEERS_PAIR)
 /* The multi-rank whole solve, two sweeps a pass (solve_pair_kernel with
- * PEERS), taken by every rank or none: 2D, run.fuse_sweeps asks for it
+ * PEERS), taken by every rank or none: 2D, tune.fuse_sweeps asks for it
  * (auto: the rule of a rank alone, on each rank's own box), ghosts at least
  * 2 deep (the pass reads u_k two layers into them), neighbours along one
  * axis only (a corner ghost would come from a diagonal neighbour, which
@@ -190,7 +190,7 @@ static int plan_peers_pair(coop_relax *r) {
   const int rc = plan_grid(r, 5, &blocks);
   COOP_CHECK(coop_relax_peers_agree(sv->comm, rc, &who, msg, sizeof msg));
   if (who >= 0) {
-    /* run.fused_halo = auto took the whole solve for its two sweeps a pass;
+    /* tune.fused_halo = auto took the whole solve for its two sweeps a pass;
      * on boxes above its one-sweep limit the kernels between exchanges stream faster */
     int fits = sv->fused_halo > 0 || coop_relax_box_fits_fused(sv), every = 0;
     COOP_MPI(MPI_Allreduce(&fits, &every, 1, MPI_INT, MPI_MIN, sv->comm->world));
@@ -200,7 +200,7 @@ static int plan_peers_pair(coop_relax *r) {
     }
     if (sv->comm->rank == 0)
       fprintf(stderr, "coopsolve: note: %s (rank %d: %s)\n",
-              every ? "the multi-rank solve sweeps once a pass" : "halos between kernels (run.fused_halo)", who, msg);
+              every ? "the multi-rank solve sweeps once a pass" : "halos between kernels (tune.fused_halo)", who, msg);
     return 0;
   }
   r->peers_pair = 1;
@@ -227,7 +227,7 @@ static int setup_device(coop_relax *r) {
   r->pair = r->alone && pair_wanted(sv);
   if (!rc && r->alone) {
     rc = plan_grid(r, r->pair ? 3 : 1, &r->solve_blocks);
-    /* two sweeps by auto, but run.blocks past what its kernel keeps resident
+    /* two sweeps by auto, but tune.blocks past what its kernel keeps resident
      * (3D: 2 blocks a SM against 4): one sweep a pass, as asked before auto */
     if (rc && r->pair && !sv->fuse_sweeps_req) {
       coop_error_clear();
@@ -252,7 +252,7 @@ static int setup_device(coop_relax *r) {
 #endif
     COOP_CHECK(coop_relax_peers_eligible(sv, pair, &r->peers_on, &why));
     if (!r->peers_on && sv->fused_halo && sv->comm->rank == 0)
-      fprintf(stderr, "coopsolve: note: halos between kernels (run.fused_halo: %s)\n", why);
+      fprintf(stderr, "coopsolve: note: halos between kernels (tune.fused_halo: %s)\n", why);
     /* the peers' memory is mapped at the first coop_relax_solve: heat and
      * checkpointed runs never take that kernel */
     if (r->peers_on) COOP_CHECK(plan_peers(r));
@@ -266,7 +266,7 @@ static int setup_device(coop_relax *r) {
   sv->grid_blocks = r->alone ? r->solve_blocks : r->blocks;
   sv->halo_fused = 0;
   sv->field_resident = 0;
-  /* a rank alone on a box that fits on the chip (run.blocks set: the user's grid) */
+  /* a rank alone on a box that fits on the chip (tune.blocks set: the user's grid) */
   if (r->alone && sv->resident && sv->blocks == 0)
     COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->ctl.check_every, sv->resident_depth_req,
                                              sv->be->sm_count,
@@ -282,15 +282,15 @@ static int setup_device(coop_relax *r) {
     r->pair_steps = per_sm * be->sm_count >= r->blocks;
     if (sv->comm->rank == 0 && r->pair_steps)
       fprintf(stderr, "coopsolve: note: two sweeps a pass between exchanges, where steps run between "
-                      "exchanges (run.fuse_sweeps = %s)\n", sv->fuse_sweeps_req ? "2" : "auto");
+                      "exchanges (tune.fuse_sweeps = %s)\n", sv->fuse_sweeps_req ? "2" : "auto");
   }
   if (r->res.blocks && r->res.replay)
     COOP_CHECK(sv->be->alloc(sv->be, &r->res.ckpt, (size_t)r->res.ckpt_bytes));
   if (sv->fuse_sweeps_req == 2 && (!r->pair || r->res.blocks) && !r->pair_steps && !r->peers_pair &&
       sv->comm->rank == 0)
-    fprintf(stderr, "coopsolve: note: run.fuse_sweeps = 2 applies to a box of a rank alone streamed from "
+    fprintf(stderr, "coopsolve: note: tune.fuse_sweeps = 2 applies to a box of a rank alone streamed from "
                     "memory (not held on the chip), and to 2D boxes with neighbours at grid.ghost >= 3 (2 with "
-                    "run.overlap = false); sweeping once a pass\n");
+                    "tune.overlap = false); sweeping once a pass\n");
   return 0;
 #else
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
@@ -603,7 +603,7 @@ static int peers_open(coop_relax *r, int *ok) {
   if (*ok) return 0;
   r->peers_on = 0;
   r->peers_pair = 0;
-  if (sv->comm->rank == 0) fprintf(stderr, "coopsolve: note: halos between kernels (run.fused_halo: %s)\n", why);
+  if (sv->comm->rank == 0) fprintf(stderr, "coopsolve: note: halos between kernels (tune.fused_halo: %s)\n", why);
   return 0;
 }
 
@@ -625,7 +625,7 @@ static int peers_fault(coop_relax *r) {
   if (!f[0]) return 0;
   /* two sweeps a pass: the kernel counts passes, the step is the pass's last sweep */
   return COOP_ERROR(COOP_ERR_RUNTIME, "rank %d: the GPU waited more than %g s for rank %lld at step %lld "
-                    "of the multi-rank solve (run.fused_halo = false exchanges halos from the host)",
+                    "of the multi-rank solve (tune.fused_halo = false exchanges halos from the host)",
                     r->sv->comm->rank, r->peers.p.timeout_s, f[1], r->peers_pair ? 2 * f[2] : f[2]);
 }
 

@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
 }
 
 /* The whole solve of a box of a rank alone, two sweeps a pass
- * (relax_pair_ring in 2D, relax_pair_ring3 in 3D; run.fuse_sweeps = 2): one grid barrier and one read and
+ * (relax_pair_ring in 2D, relax_pair_ring3 in 3D; tune.fuse_sweeps = 2): one grid barrier and one read and
  * write of the field for two sweeps. A pass from u_k writes u_{k+2} to the
  * other field and sums the residuals of u_k and u_{k+1} into their own slots
  * (acc[2 * (pass % 3) + 0 or 1]; a pair of slots is cleared two passes after

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 /* Sweeps between grid barriers of the register-resident solve, at most, and
- * when run.resident_depth is auto (bench/results/2026-12-01-h200-resident-depth.md). */
+ * when tune.resident_depth is auto (bench/results/2026-12-01-h200-resident-depth.md). */
 #define COOP_RELAX_MAX_DEPTH 4
 #define COOP_RELAX_AUTO_DEPTH 4
 
@@ -57,7 +57,7 @@ typedef struct {
 int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int solve, int *per_sm);
 
 /* Blocks of the persistent kernels for s when the user did not set
- * run.blocks: `most` (all resident), or fewer on a small box, so that each
+ * tune.blocks: `most` (all resident), or fewer on a small box, so that each
  * thread marches at least a few rows (never fewer than one per SM). */
 int coop_relax_fit_blocks_cuda(const coop_stencil *s, int most, int sms);
 

@@ -49,15 +49,15 @@ int coop_relax_peers_eligible(const coop_solve *sv, int pair, int *ok, const cha
   const int shared_ok = shared_gpu_hook();
   int mine = 1;
   *why = NULL;
-  if (!sv->fused_halo) *why = "run.fused_halo = false";
+  if (!sv->fused_halo) *why = "tune.fused_halo = false";
   else if (sv->fused_halo < 0 && !pair && !coop_relax_box_fits_fused(sv))
-    *why = "run.fused_halo = auto: each rank's two fields above 12 times the L2, where the per-step "
+    *why = "tune.fused_halo = auto: each rank's two fields above 12 times the L2, where the per-step "
            "kernels stream faster";
   else if (c->node_size != c->size) *why = "the ranks span more than one node";
   else if (c->size > COOP_RELAX_MAX_RANKS) *why = "more ranks than the kernel's mailboxes";
   for (int a = 0; a < 3 && !*why; a++)
     for (int side = 0; side < 2; side++)
-      if (h->nbr[a][side] != MPI_PROC_NULL && !h->ipc[a][side]) *why = "a face goes through MPI or NCCL (run.halo)";
+      if (h->nbr[a][side] != MPI_PROC_NULL && !h->ipc[a][side]) *why = "a face goes through MPI or NCCL (tune.halo)";
   /* every rank on its own GPU: compare the PCI bus ids of the node (more
    * ranks than mailboxes is refused on every rank alike: no gather then) */
   char bus[BUSID_LEN] = {0};

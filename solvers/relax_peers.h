@@ -23,14 +23,14 @@ typedef struct {
  * or COOP_PEER_TIMEOUT_S: a test hook). */
 double coop_relax_wait_timeout(void);
 /* Collective: 1 in *ok on every rank when the run can take the multi-rank
- * kernel: run.fused_halo, every face with a neighbour through CUDA IPC, all
+ * kernel: tune.fused_halo, every face with a neighbour through CUDA IPC, all
  * ranks on one node, each on its own GPU (ranks sharing a GPU could not all
  * be resident at once; test hook COOP_PEERS_SHARED_GPU=1 lets them, by
  * time-slicing); the same answer on every rank. why: the reason
  * when not (static text). Every rank enters every collective whatever its
  * own checks found. pair: this rank's solve would take two sweeps a pass,
  * whose ring march streams as fast as the per-step kernels', so
- * run.fused_halo = auto takes it at any box size (else only up to 12 times
+ * tune.fused_halo = auto takes it at any box size (else only up to 12 times
  * the L2, coop_fused_halo_fits). */
 int coop_relax_peers_eligible(const coop_solve *sv, int pair, int *ok, const char **why);
 /* Whether this rank's two fields are within the size where the one-sweep

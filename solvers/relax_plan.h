@@ -38,7 +38,7 @@ typedef struct {
 int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int sms,
                        int64_t room, coop_smem_fit *out);
 
-/* run.fused_halo = auto: the multi-rank whole solve (one kernel a rank,
+/* tune.fused_halo = auto: the multi-rank whole solve (one kernel a rank,
  * halos stored into the neighbours) where the two fields of the rank's box
  * are at most this many times the L2. It saves a launch or an exchange a
  * step, about 10-25 us on the H200 pair, but its thread march streams

@@ -29,12 +29,12 @@ typedef struct {
   const coop_comm *comm;
   coop_backend *be;
   const char *sync;      /* run.sync: auto, grid or launch (ignored on the host) */
-  int blocks;            /* run.blocks: persistent grid size, 0 = all that fit */
-  int overlap;           /* run.overlap: halo exchange beside the interior (grid solvers) */
-  int fused_halo;        /* run.fused_halo: grid mode over a node's GPUs in one kernel each (-1: auto) */
-  int resident;          /* run.resident: a small 2D box held on the chip across sweeps */
-  int resident_depth_req; /* run.resident_depth: most sweeps between grid barriers (0: auto) */
-  int fuse_sweeps_req;   /* run.fuse_sweeps: sweeps a pass of the streamed 2D whole solve (1, 2; 0: auto) */
+  int blocks;            /* tune.blocks: persistent grid size, 0 = all that fit */
+  int overlap;           /* tune.overlap: halo exchange beside the interior (grid solvers) */
+  int fused_halo;        /* tune.fused_halo: grid mode over a node's GPUs in one kernel each (-1: auto) */
+  int resident;          /* tune.resident: a small 2D box held on the chip across sweeps */
+  int resident_depth_req; /* tune.resident_depth: most sweeps between grid barriers (0: auto) */
+  int fuse_sweeps_req;   /* tune.fuse_sweeps: sweeps a pass of the streamed 2D whole solve (1, 2; 0: auto) */
   const char *pc;        /* solver.pc: none or jacobi */
   int cg_single_reduction; /* solver.cg_single_reduction: cg in Chronopoulos-Gear form */
   int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none; COOP_MONITOR_AUTO: about 20 */
@@ -69,7 +69,7 @@ typedef struct {
   int halo_ipc_faces;    /* halo faces copied GPU to GPU (set by the driver) */
   int halo_nccl;         /* 1: the halo faces went through NCCL (set by the driver) */
   int halo_fused;        /* 1: the halos went by stores inside the persistent kernel */
-  int field_resident;    /* the field stayed on the chip across sweeps (run.resident): 1 in registers, 2 in shared memory */
+  int field_resident;    /* the field stayed on the chip across sweeps (tune.resident): 1 in registers, 2 in shared memory */
   int resident_rows, resident_groups; /* its most rows a thread, thread groups per block */
   int resident_save;     /* shared memory: a check kept the measured field aside (1), re-ran from a checkpoint on a stop (2), or took two passes (0) */
   int resident_depth;    /* registers: sweeps between grid barriers */

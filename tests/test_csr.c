@@ -282,7 +282,7 @@ static void test_tile_static(void) {
 }
 
 static void test_schedule_names(void) {
-  const char *const names[] = {"auto", "clc", "atomic", "static"}; /* run.schedule's choices */
+  const char *const names[] = {"auto", "clc", "atomic", "static"}; /* tune.csr_schedule's choices */
   const int vals[] = {COOP_CSR_SCHED_AUTO, COOP_CSR_SCHED_CLC, COOP_CSR_SCHED_ATOMIC, COOP_CSR_SCHED_STATIC};
   for (int k = 0; k < 4; k++) {
     CU_ASSERT_EQUAL(coop_csr_schedule_parse(names[k]), vals[k]);
@@ -336,7 +336,7 @@ static int gpu_product(const mat *m, const int32_t *rows, int64_t ny, int s, con
   if (rc) {
     CU_ASSERT_EQUAL(s, COOP_CSR_SCHED_CLC);
     CU_ASSERT_EQUAL(rc, COOP_ERR_INPUT);
-    CU_ASSERT_PTR_NOT_NULL(strstr(coop_error_message(), "run.schedule = clc needs compute capability 10.0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(coop_error_message(), "tune.csr_schedule = clc needs compute capability 10.0"));
     coop_error_clear();
     coop_csr_destroy(A);
     return 0;

@@ -243,7 +243,7 @@ static void test_smem_plan(void) {
   CU_ASSERT_EQUAL(f.blocks, 0); /* cleared on refusal */
 }
 
-/* run.fused_halo = auto: the H200's 60 MB L2 (62914560 bytes) and the boxes
+/* tune.fused_halo = auto: the H200's 60 MB L2 (62914560 bytes) and the boxes
  * measured on either side of 12 times it */
 static void test_fused_fits(void) {
   const int64_t l2 = 62914560;

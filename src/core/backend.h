@@ -90,7 +90,7 @@ int coop_cuda_device_name(int dev, char *name, size_t len);
 int coop_cuda_device_shape(int dev, int *sms, int *smem_block);
 /* PCI bus id of GPU dev into id[len] (tells GPUs apart across CUDA_VISIBLE_DEVICES). */
 int coop_cuda_device_busid(int dev, char *id, size_t len);
-/* Halo faces through NCCL (run.halo = nccl; kernels/halo_nccl.c, configure
+/* Halo faces through NCCL (tune.halo = nccl; kernels/halo_nccl.c, configure
  * --with-nccl): point-to-point sends and receives queued on the backend's
  * stream, so an exchange needs no host round trip and reaches other nodes.
  * coop_nccl_built: 1 when this build has NCCL. coop_nccl_open: a communicator

@@ -102,8 +102,8 @@ static int nccl_gpus_apart(const coop_halo *h) {
   free(all);
   COOP_MPI(rc);
   if (a >= 0)
-    return coop_error_input("run.halo = nccl: ranks %d and %d run on the same GPU (%s); NCCL needs a GPU "
-                            "per rank (run.halo = auto or mpi shares one)", a, b, gpu);
+    return coop_error_input("tune.halo = nccl: ranks %d and %d run on the same GPU (%s); NCCL needs a GPU "
+                            "per rank (tune.halo = auto or mpi shares one)", a, b, gpu);
   return 0;
 }
 
@@ -112,7 +112,7 @@ int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
   *faces = 0;
   if (strcmp(which, "nccl") == 0) { /* refused alike on every rank, then collective */
     if (!coop_nccl_built()) return coop_nccl_open(h->comm, 0, NULL, NULL, NULL, NULL, &h->nccl); /* the input error */
-    if (!be->device_memory) return coop_error_input("run.halo = nccl needs GPU memory (run.backend = cuda)");
+    if (!be->device_memory) return coop_error_input("tune.halo = nccl needs GPU memory (run.backend = cuda)");
     int size = 1;
     COOP_MPI(MPI_Comm_size(h->comm, &size));
     if (size == 1) return 0;
@@ -136,7 +136,7 @@ int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
   if (strcmp(which, "mpi") == 0 || !coop_halo_active(h)) return 0;
   const int want = strcmp(which, "ipc") == 0;
   if (!be->device_memory || !be->ipc_export) {
-    if (want) return coop_error_input("run.halo = ipc needs GPU memory (run.backend = cuda)");
+    if (want) return coop_error_input("tune.halo = ipc needs GPU memory (run.backend = cuda)");
     return 0;
   }
   /* which neighbours share this node */
@@ -153,8 +153,8 @@ int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
       COOP_MPI(MPI_Group_translate_ranks(gall, 1, &h->nbr[a][side], gnode, &r));
       local[a][side] = r != MPI_UNDEFINED;
       if (want && !local[a][side])
-        return coop_error_input("run.halo = ipc: neighbour rank %d (axis %d) runs on another node; "
-                                "use run.halo = auto or mpi", h->nbr[a][side], a);
+        return coop_error_input("tune.halo = ipc: neighbour rank %d (axis %d) runs on another node; "
+                                "use tune.halo = auto or mpi", h->nbr[a][side], a);
     }
   MPI_Group_free(&gall);
   MPI_Group_free(&gnode);

@@ -29,7 +29,7 @@ typedef struct {
   void *drecv2[3][2];     /* the second receive buffer of an IPC face */
   void *peer[3][2][2];    /* the neighbour's two receive buffers facing us, mapped here */
   int parity;             /* which of the two this exchange fills */
-  /* run.halo = nccl: every face through NCCL, queued on the stream */
+  /* tune.halo = nccl: every face through NCCL, queued on the stream */
   void *nccl;             /* the communicator; NULL when not used */
 } coop_halo;
 
@@ -39,7 +39,7 @@ void coop_halo_regions(const coop_grid *s, int axis, coop_region send[2], coop_r
 int coop_halo_create(coop_halo *h, coop_backend *be, const coop_grid *s, const coop_decomp *d,
                      int cuda_aware);
 void coop_halo_destroy(coop_halo *h); /* accepts a half-built halo */
-/* The transport of the faces, run.halo: "mpi" (through MPI, staged through
+/* The transport of the faces, tune.halo: "mpi" (through MPI, staged through
  * host memory unless MPI is CUDA-aware), "ipc" (GPU to GPU through CUDA IPC:
  * every neighbour must share the node, else an input error), "nccl" (every
  * face through NCCL on the stream, no host round trip: builds with NCCL,

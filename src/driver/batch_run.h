@@ -17,8 +17,8 @@ typedef struct {
 } coop_batch_input;
 
 /* Keys that belong to the other kind of input, refused rather than ignored:
- * batch-only run.sync values, run.schedule (but for matrix inputs) and
- * run.group_blocks outside [batch]; grid, heat and checkpoint keys and run.sync = graph inside it.
+ * tune.csr_schedule but for matrix inputs and tune.group_blocks outside [batch];
+ * grid, heat, checkpoint and [tune] grid keys and any run.sync inside it.
  * Input errors name the key and where it was set. Rank-local. */
 int coop_batch_check_keys(const coop_config *cfg);
 

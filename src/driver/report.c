@@ -332,17 +332,17 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
     printf("  barriers per iteration: %d\n", sv->barriers);
   if (sv->grid_blocks) printf("  persistent blocks: %d\n", sv->grid_blocks);
   if (sv->halo_ipc_faces) printf("  halo: %d faces GPU to GPU (CUDA IPC) on rank 0\n", sv->halo_ipc_faces);
-  if (sv->halo_nccl) printf("  halo: every face through NCCL, queued on the GPU's stream (run.halo = nccl)\n");
-  if (sv->halo_fused) printf("  halo: stored into the neighbours' ghosts inside the persistent kernel (run.fused_halo)\n");
+  if (sv->halo_nccl) printf("  halo: every face through NCCL, queued on the GPU's stream (tune.halo = nccl)\n");
+  if (sv->halo_fused) printf("  halo: stored into the neighbours' ghosts inside the persistent kernel (tune.fused_halo)\n");
   if (sv->field_resident == 1)
-    printf("  field: held in registers across sweeps, band edges through L2 (run.resident: %d group(s) "
+    printf("  field: held in registers across sweeps, band edges through L2 (tune.resident: %d group(s) "
            "of threads a block, at most %d rows a thread; %d sweep(s) between grid barriers)\n",
            sv->resident_groups, sv->resident_rows, sv->resident_depth);
   if (sv->fused_sweeps == 2)
-    printf("  field: two sweeps a pass, the second on the chip one %s behind the first (run.fuse_sweeps)\n",
+    printf("  field: two sweeps a pass, the second on the chip one %s behind the first (tune.fuse_sweeps)\n",
            sv->s->grid.ndim == 3 ? "plane" : "row");
   if (sv->field_resident == 2)
-    printf("  field: held in shared memory across sweeps, band edges through L2 (run.resident: at most "
+    printf("  field: held in shared memory across sweeps, band edges through L2 (tune.resident: at most "
            "%d rows a block; a residual check %s)\n", sv->resident_rows,
            sv->resident_save == 1 ? "keeps the measured field aside"
                                   : "updates as it measures; a stop re-runs the sweeps since a checkpoint in memory");

@@ -553,9 +553,9 @@ static const char solver_desc[] =
     "check included; blocks = the persistent kernel's grid on rank 0 (0: none); "
     "ipc_faces = halo faces of rank 0 copied GPU to GPU through CUDA IPC; "
     "halo_fused = 1 when the halos went by stores into the neighbours' ghosts inside one "
-    "persistent kernel per rank (run.fused_halo), else 0; "
+    "persistent kernel per rank (tune.fused_halo), else 0; "
     "resident = 1 when the field stayed in registers across sweeps, 2 in shared memory, only "
-    "the edge rows of each block's band going through memory (run.resident), else 0; "
+    "the edge rows of each block's band going through memory (tune.resident), else 0; "
     "dt and time (time steppers: heat) = the time step and the time reached, iterations * dt";
 
 static int write_solver(hid_t fid, const io_meta *m) {

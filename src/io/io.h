@@ -103,8 +103,8 @@ typedef struct {
   int64_t steps;        /* grid-form steps executed (0: not a grid-form solver) */
   int64_t blocks;       /* persistent grid on rank 0, 0: none */
   int64_t ipc_faces;    /* halo faces of rank 0 through CUDA IPC */
-  int halo_fused;       /* 1: halos stored inside the persistent kernel (run.fused_halo) */
-  int resident;         /* the field stayed on the chip across sweeps (run.resident): 1 registers, 2 shared memory */
+  int halo_fused;       /* 1: halos stored inside the persistent kernel (tune.fused_halo) */
+  int resident;         /* the field stayed on the chip across sweeps (tune.resident): 1 registers, 2 shared memory */
   int has_exact; /* 1: error_max and error_l2 are valid */
   double error_max, error_l2;
   double dt, time; /* a time stepper's (heat) step and final time; dt <= 0: none */
