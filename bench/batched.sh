@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Batched solves on the GPU (solvers/batch_cuda.cu), every synchronisation mode and
+# Batched solves on the GPU (solvers/batch/batch_cuda.cu), every synchronisation mode and
 # schedule side by side, with the barrier costs of the same GPU measured in the
 # same call (bench/batched.cu: grid.sync(), the row barrier at 1 .. 64 rows,
 # cluster.sync() at 2 .. 16 blocks).
@@ -18,7 +18,7 @@
 # ragged: B = 1000 problems, sides log-uniform (full: 16 .. 1024, the issue's
 #   16^2 .. 1024^2 points; quick: 4 .. 32, i.e. 16 .. 1024 rows),
 #   static against atomic (and clc where the GPU has it) in block, cluster and
-#   row groups (split by levels: solvers/batch_levels.c): solve and kernel
+#   row groups (split by levels: solvers/batch/batch_levels.c): solve and kernel
 #   time, the load imbalance (busiest block's time over the mean, from /batch
 #   busy_max and busy_mean) and kernel time over the mean block's busy time
 #   (1.0: the work spread evenly).
@@ -223,7 +223,7 @@ print("\nsolve s: /solver solve_time (the slowest rank's solve, allocations, upl
       "events); problems/s and vs best: by kernel s; busiest/mean block: seconds each block spent "
       "inside its problems (device clock); kernel / mean: kernel s over the mean block's busy time "
       "(1.00 = the total work spread evenly over the blocks); levels: row groups that split for a "
-      "ragged batch (solvers/batch_levels.c), top groups of blocks/group blocks; DRAM floor: "
+      "ragged batch (solvers/batch/batch_levels.c), top groups of blocks/group blocks; DRAM floor: "
       "iterations x rows x 148 B (CG's bytes a row and step) over the copy bandwidth, as if nothing "
       "stayed in L2.")
 PYEOF

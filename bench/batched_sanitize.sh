@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck, racecheck and synccheck on the batched kernels
-# (solvers/batch_cuda.cu): split rows (static, atomic; top 8 and auto), rows,
+# (solvers/batch/batch_cuda.cu): split rows (static, atomic; top 8 and auto), rows,
 # grid, clusters, blocks, launch, heat and Jacobi, on small batches. One line
 # per run with the tool's summary; exit 1 when any run fails or reports.
 #   bench/batched_sanitize.sh BUILD_DIR

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/backend.h"
 #include "core/error.h"
+#include "kernels/backend.h"
 extern "C" {
 #include "io/mm.h" /* a C header without its own extern "C" */
 }

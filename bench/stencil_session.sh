@@ -47,7 +47,7 @@ for stage in "$@"; do
   t0=$(date +%s)
   case $stage in
     ptxas)
-      for f in kernels/stencil_relax.cu solvers/relax_cuda.cu; do
+      for f in kernels/stencil_relax.cu solvers/relax/relax_cuda.cu; do
         nvcc -std=c++17 -O3 -I"$b" -I"$src" -I"$src/src" $(mpicc --showme:compile) -arch=sm_90 \
           -Xptxas -v -c "$src/$f" -o /tmp/x.o 2>&1 | grep -E 'Compiling entry|registers|spill' |
           sed -e 's/.*Compiling entry function/entry/' >>"$out/ptxas.txt"

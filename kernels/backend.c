@@ -1,4 +1,4 @@
-#include "core/backend.h"
+#include "kernels/backend.h"
 
 #include <stdlib.h>
 #include <string.h>

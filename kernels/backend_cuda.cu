@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/backend.h"
+#include "kernels/backend.h"
 #include "kernels/cuda_check.cuh"
 #include "kernels/stencil_cuda.h"
 

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/backend.h"
 #include "core/error.h"
+#include "kernels/backend.h"
 #include "kernels/stencil.h"
 
 static int host_alloc(coop_backend *b, void **p, size_t bytes) {

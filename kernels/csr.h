@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "core/backend.h"
+#include "kernels/backend.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,4 +1,4 @@
-/* NCCL for halo faces (core/backend.h, coop_nccl_*). Two communicators,
+/* NCCL for halo faces (kernels/backend.h, coop_nccl_*). Two communicators,
  * one after the other.
  *
  * The first is non-blocking, so that its setup can be bounded in time:
@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/backend.h"
 #include "core/comm.h"
 #include "core/error.h"
+#include "kernels/backend.h"
 
 #if COOP_HAVE_NCCL
 #include <nccl.h>

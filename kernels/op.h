@@ -12,8 +12,8 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "core/backend.h"
 #include "core/decomp.h"
+#include "kernels/backend.h"
 #include "kernels/csr.h"
 #include "kernels/stencil.h"
 #include "kernels/vec.h"

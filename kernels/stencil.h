@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/backend.h"
 #include "core/grid.h"
+#include "kernels/backend.h"
 
 #ifdef __cplusplus
 extern "C" {

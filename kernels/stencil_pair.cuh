@@ -11,7 +11,7 @@
  * pass never writes it): a stop at u_k finds it there, a stop at u_{k+1}
  * takes one plain sweep from it. Whatever lies beyond the region is taken
  * as fixed: for a rank alone the Dirichlet values; between exchanges
- * (steps_pair_kernel, solvers/relax_cuda.cu) u_k of the ghosts, which makes
+ * (steps_pair_kernel, solvers/relax/relax_cuda.cu) u_k of the ghosts, which makes
  * u_{k+2} wrong on the region's outer layer only. */
 #ifndef COOP_STENCIL_PAIR_CUH
 #define COOP_STENCIL_PAIR_CUH
@@ -42,7 +42,7 @@ __device__ __forceinline__ void cp_async_if(unsigned dst, const void *src, bool 
 }
 
 /* Two sweeps a pass over ranks of one node (the multi-rank whole solve,
- * solvers/relax_cuda.cu): the pass's region reaches one layer into the
+ * solvers/relax/relax_cuda.cu): the pass's region reaches one layer into the
  * ghosts at each face with a neighbour, so u_{k+1} there needs u_k two
  * layers deep, and the neighbour takes u_{k+2} of this rank's two outer
  * owned layers as its ghost layers 1 and 2. After its march a lane sends

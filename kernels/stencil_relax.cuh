@@ -1,7 +1,7 @@
 /* Device code of the relaxation step un = u + c (f - A u) on a stored field,
  * with the residual (f - A u)^2 summed over the owned points in the same pass
  * (no second read of the grid). Shared by the per-step kernel
- * (kernels/stencil_relax.cu) and the persistent kernels (solvers/relax_cuda.cu).
+ * (kernels/stencil_relax.cu) and the persistent kernels (solvers/relax/relax_cuda.cu).
  *
  * Written for Hopper's memory system: every thread owns a 16-byte chunk of a
  * row (4 floats or 2 doubles, aligned because rows are padded to 128 bytes:
@@ -215,7 +215,7 @@ __device__ __forceinline__ void chunk_store(T *p, const typename Vec16<T>::type 
 }
 
 /* The faces whose neighbour's fields this GPU can store to (CUDA IPC, one
- * node): the persistent multi-rank solve (solvers/relax_cuda.cu) writes each
+ * node): the persistent multi-rank solve (solvers/relax/relax_cuda.cu) writes each
  * new boundary value of the owned box straight into the neighbour's ghost
  * layer as it computes it, instead of a pack, a copy and an unpack between
  * kernels. One face: */

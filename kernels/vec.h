@@ -11,7 +11,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "core/backend.h"
+#include "kernels/backend.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/backend.h"
 #include "core/comm.h"
-#include "core/halo.h"
+#include "kernels/backend.h"
+#include "kernels/halo.h"
 #include "kernels/op.h"
 #include "kernels/stencil.h"
 #include "kernels/vec.h"
@@ -110,7 +110,7 @@ extern const coop_solver_type coop_solver_jacobi, coop_solver_cg, coop_solver_pi
 
 /* heat's time step: want (solver.dt; 0: 0.9 of the limit) checked against the
  * forward-Euler stability limit *dt_max of s with diffusivity alpha; an input
- * error naming the largest stable dt when above it (solvers/heat.c). */
+ * error naming the largest stable dt when above it (solvers/relax/heat.c). */
 int coop_heat_time_step(const coop_stencil *s, double alpha, double want, double *dt, double *dt_max);
 
 #endif

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Batch runs on the GPU (solvers/batch_cuda.cu) against the host backend: every
+# Batch runs on the GPU (solvers/batch/batch_cuda.cu) against the host backend: every
 # sync mode (row, cluster, block, grid, launch, launch_each, auto) with the static and
 # atomic schedules, for jacobi, cg and cg + jacobi pc on generated 2D and 3D
 # batches of uneven sizes and shifts, gives every problem the host's
@@ -141,7 +141,7 @@ ini p3 '[batch]|count = 24|dim = 3|sizes = uniform:2:14|shift = uniform:0:50|rhs
 # a few large problems: auto gives each many blocks (rows of 8 and more)
 ini big '[batch]|count = 5|sizes = uniform:96:128|shift = uniform:0:10|rhs = random|seed = 11|[solver]|name = cg|pc = jacobi|rtol = 1e-9'
 
-# ---- ragged batches: row groups split level by level (solvers/batch_levels.c) ----
+# ---- ragged batches: row groups split level by level (solvers/batch/batch_levels.c) ----
 # j2, c2, p2 and h2 are ragged too (their row runs split 3 blocks into 1);
 # here deeper: an auto top (many levels) and 8 (8, 4, 2, 1), both schedules,
 # and 2 ranks; levels_used says the split ran.

@@ -133,7 +133,7 @@ ITS=3 compare cd-bicgstab --set "problem.matrix=$DATA/convdiff.mtx" --set solver
 compare hg-cg --set "problem.matrix=$DATA/hangGlider_2.mtx" --set solver.name=cg --set solver.pc=none --set solver.max_iter=3000
 # pipelined CG's residual replacement: on 1138_bus with Jacobi to rtol 1e-12
 # its recurrences drift from b - A x (tests/krylov.sh); the persistent kernel
-# replaces them as solvers/pipecg.c does, at its own check points (so the
+# replaces them as solvers/krylov/pipecg.c does, at its own check points (so the
 # iterations may differ from the host's by a few percent). Every run ends
 # converged with the true residual within 3x the tolerance.
 ITS=150 compare bus1138-pipecg --set "problem.matrix=$DATA/1138_bus.mtx" --set solver.pc=jacobi \

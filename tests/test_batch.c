@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/backend.h"
+#include "kernels/backend.h"
 #include "core/error.h"
 #include "io/config.h"
-#include "solvers/batch.h"
+#include "solvers/batch/batch_backend.h"
 #include "problem/batch.h"
 #include "solvers/stop.h"
 #include "unit.h"
@@ -515,7 +515,7 @@ static void test_dispatch(void) {
   be->destroy(be);
 }
 
-/* ---- the GPU's order and levels (host arithmetic: solvers/batch_levels.c) ---- */
+/* ---- the GPU's order and levels (host arithmetic: solvers/batch/batch_levels.c) ---- */
 
 /* A batch of the given problem sizes with 5 entries a row (only row_off and
  * rowptr: the planning reads no values). */

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "coop_build.h"
-#include "core/backend.h"
 #include "core/error.h"
+#include "kernels/backend.h"
 #include "kernels/csr.h"
 #include "kernels/csr_tiles.cuh"
 #include "unit.h"

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/backend.h"
 #include "core/comm.h"
 #include "core/decomp.h"
-#include "core/halo.h"
+#include "kernels/backend.h"
+#include "kernels/halo.h"
 #include "kernels/stencil.h"
 #include "unit.h"
 

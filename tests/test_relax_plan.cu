@@ -303,7 +303,7 @@ void forward_case(int64_t nx, int64_t ny, int g, int axis, int side, long long b
   P.sz = nb.ext[0] * nb.ext[1];
   P.axis = axis;
   P.side = side;
-  P.gc = (int)(side ? g - 1 : g + nn[axis]); /* as solvers/relax_peers.c's open_faces */
+  P.gc = (int)(side ? g - 1 : g + nn[axis]); /* as solvers/relax/relax_peers.c's open_faces */
   const RingWalk<unsigned> W(G, un, un, (unsigned)(blocks * RELAX_THREADS), TaskQueue{nullptr, 0});
   int lanes_sent = 0;
   for (unsigned wt = 0; wt < W.wtasks; wt++)

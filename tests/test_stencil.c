@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/backend.h"
-#include "solvers/relax_plan.h"
+#include "kernels/backend.h"
+#include "solvers/relax/relax_plan.h"
 #include "solvers/stop.h"
 #include "problem/poisson.h"
 #include "kernels/stencil.h"

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/backend.h"
 #include "core/error.h"
+#include "kernels/backend.h"
 #include "kernels/vec.h"
 #include "unit.h"
 

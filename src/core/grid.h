@@ -1,7 +1,7 @@
 /* The layout of one rank's box of grid points: owned points per axis, a ghost
  * layer of width g around them, x fastest. Regions name boxes of points in
  * local coordinates (0 = first owned point; ghosts are negative or >= n). The
- * stencil operator (kernels/stencil.h) and the halo plan (core/halo.h) share it. */
+ * stencil operator (kernels/stencil.h) and the halo plan (kernels/halo.h) share it. */
 #ifndef COOP_GRID_H
 #define COOP_GRID_H
 

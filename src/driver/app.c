@@ -14,13 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/backend.h"
+#include "kernels/backend.h"
 #include "driver/batch_run.h"
 #include "driver/budget.h"
 #include "driver/cli.h"
 #include "io/config.h"
 #include "coop_build.h"
-#include "core/halo.h"
+#include "kernels/halo.h"
 #include "io/files.h"
 #include "io/io.h"
 #include "problem/problem.h"

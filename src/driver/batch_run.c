@@ -11,12 +11,12 @@
 #include <string.h>
 
 #include "coop_build.h"
-#include "core/backend.h"
+#include "kernels/backend.h"
 #include "core/signal.h"
 #include "driver/budget.h"
 #include "driver/report.h"
 #include "io/io.h"
-#include "solvers/batch.h"
+#include "solvers/batch/batch.h"
 #include "problem/batch.h"
 #include "solvers/stop.h"
 

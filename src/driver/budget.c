@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "solvers/krylov.h"
+#include "solvers/krylov/krylov.h"
 
 /* ---- checked arithmetic: a count past 64 bits sticks at UINT64_MAX ---------- */
 
@@ -40,7 +40,7 @@ static void step(tally *t, const char *name, uint64_t host, uint64_t backend) {
 
 /* ---- the pieces ---------------------------------------------------------------- */
 
-/* Work vectors like b of each Krylov method (the NVEC of solvers/cg.c, pipecg.c,
+/* Work vectors like b of each Krylov method (the NVEC of solvers/krylov/cg.c, pipecg.c,
  * bicgstab.c); an unknown one counts as the most any may have. */
 static int work_vectors(const char *name) {
   static const struct {
@@ -53,7 +53,7 @@ static int work_vectors(const char *name) {
 }
 
 /* Vectors a checkpoint copies to the host (the coop_ckpt_state of each method:
- * solvers/cg.c, pipecg.c, bicgstab.c); one is written at any signal. */
+ * solvers/krylov/cg.c, pipecg.c, bicgstab.c); one is written at any signal. */
 static int checkpoint_vectors(const coop_config *cfg) {
   const char *name = coop_config_str(cfg, "solver.name");
   if (strcmp(name, "cg") == 0) return coop_config_bool(cfg, "solver.cg_single_reduction") ? 5 : 3;
@@ -84,7 +84,7 @@ static int has_nbr(const coop_decomp *d, int a, int side) {
   return (side ? d->nbr_hi[a] : d->nbr_lo[a]) != MPI_PROC_NULL;
 }
 
-/* Send and receive buffers per neighbour face (core/halo.c for the grid form with
+/* Send and receive buffers per neighbour face (kernels/halo.c for the grid form with
  * ghost width g, kernels/op.c for the stencil operator with faces of owned
  * points): *staged gets the host copies when MPI cannot take device memory. */
 static uint64_t faces(tally *t, const coop_linsys *ls, int jacobi, uint64_t *staged) {

@@ -3,10 +3,10 @@
 #ifndef COOP_REPORT_H
 #define COOP_REPORT_H
 
-#include "core/backend.h"
 #include "core/comm.h"
 #include "io/config.h"
 #include "io/io.h"
+#include "kernels/backend.h"
 #include "problem/problem.h"
 #include "solvers/solver.h"
 

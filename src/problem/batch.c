@@ -156,7 +156,7 @@ static int parse_solver(coop_batch_spec *sp, const coop_config *cfg) {
 /* ---- heat ----------------------------------------------------------------- */
 
 /* The shortest decimal of v that reads back (a limit in a message can be
- * pasted back as an input and is not above the limit), as solvers/heat.c. */
+ * pasted back as an input and is not above the limit), as solvers/relax/heat.c. */
 static void shortest(char *buf, size_t len, double v) {
   for (int p = 1; p <= 17; p++) {
     snprintf(buf, len, "%.*g", p, v);

@@ -1,7 +1,7 @@
 /* Batched workloads: the [batch] section read into a description of B
  * independent problems (generated shifted Poisson problems, or Matrix Market
  * files), the dealing of problems to ranks, and one rank's problems built in
- * the concatenated form of solvers/batch.h.
+ * the concatenated form of solvers/batch/batch.h.
  *
  * Generated problem i: -lap(u) + s_i u = f on the unit square (cube), zero
  * Dirichlet boundary, n_i interior points per side, the 5- (7-) point stencil
@@ -18,7 +18,7 @@
 
 #include "core/comm.h"
 #include "io/config.h"
-#include "solvers/batch.h"
+#include "kernels/csr_batch.h"
 
 enum { COOP_GEN_UNIFORM = 0, COOP_GEN_LOGUNIFORM = 1 };
 enum { COOP_RHS_ONES = 0, COOP_RHS_RANDOM = 1, COOP_RHS_ZERO = 2 }; /* batch.rhs */
@@ -78,7 +78,7 @@ int64_t coop_batch_side(const coop_batch_spec *sp, int64_t i);
 double coop_batch_shift(const coop_batch_spec *sp, int64_t i);
 double coop_batch_rhs(const coop_batch_spec *sp, int64_t i, int64_t row);
 /* heat, generated problem i: the forward-Euler stability limit
- * 2 / (alpha (4 dim / h^2 + s_i)) (solvers/heat.c's bound with the shift added
+ * 2 / (alpha (4 dim / h^2 + s_i)) (solvers/relax/heat.c's bound with the shift added
  * to the largest eigenvalue's), and the time step and step count it runs:
  * dt_i = solver.dt, or 0.9 of its limit; with t_end > 0, steps_i =
  * ceil(t_end / dt_i) and dt_i shrunk to t_end / steps_i, else solver.max_iter

@@ -9,11 +9,11 @@
 
 #include <stdint.h>
 
-#include "core/backend.h"
 #include "core/comm.h"
 #include "core/decomp.h"
 #include "io/config.h"
 #include "io/mm.h"
+#include "kernels/backend.h"
 #include "kernels/op.h"
 #include "kernels/stencil.h"
 #include "kernels/vec.h"

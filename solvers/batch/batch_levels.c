@@ -1,11 +1,11 @@
 /* The order in which a GPU hands out a batch's problems, and the levels of
- * the row groups that split for ragged batches (solvers/batch.h says what
+ * the row groups that split for ragged batches (solvers/batch/batch.h says what
  * they are). Host arithmetic only, so the unit tests can check the rules. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "solvers/batch.h"
+#include "solvers/batch/batch.h"
 
 #include "core/error.h"
 

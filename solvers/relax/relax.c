@@ -1,6 +1,6 @@
-/* The relaxation driver (solvers/relax.h): modes, halo exchanges every g
+/* The relaxation driver (solvers/relax/relax.h): modes, halo exchanges every g
  * steps, norm steps, CUDA graphs and the persistent kernels. */
-#include "solvers/relax.h"
+#include "solvers/relax/relax.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,9 +9,9 @@
 
 #include "coop_build.h"
 #if COOP_HAVE_CUDA
-#include "solvers/relax_cuda.h"
+#include "solvers/relax/relax_cuda.h"
 #endif
-#include "solvers/relax_peers.h"
+#include "solvers/relax/relax_peers.h"
 
 enum { MODE_HOST, MODE_LAUNCH, MODE_GRAPH, MODE_GRID };
 
@@ -36,7 +36,7 @@ struct coop_relax {
   int overlap;           /* the exchange runs beside the interior of each block's last step */
   int blocks;            /* persistent n-step grid (grid mode) */
   int solve_blocks;      /* whole-solve grid (grid mode: alone, or with peers) */
-  int peers_on;          /* the whole solve spans the node's ranks (solvers/relax_peers.h) */
+  int peers_on;          /* the whole solve spans the node's ranks (solvers/relax/relax_peers.h) */
   int pair;              /* the whole solve of a rank alone takes two sweeps a pass (tune.fuse_sweeps) */
   int pair_steps;        /* grid mode with neighbours: the n-step kernel takes two steps a pass */
   int peers_pair;        /* the multi-rank whole solve takes two sweeps a pass (COOP_PEERS_PAIR builds) */

@@ -2,15 +2,17 @@
  * one after another, each carrying the ghosts of the axes before it, so edge
  * and corner ghosts arrive too (deep halos need them). Buffers live on the
  * backend's device; with device memory and an MPI that is not CUDA-aware they
- * are staged through pinned host buffers. */
+ * are staged through pinned host buffers. In kernels/, beside the backend whose
+ * packs, IPC copies and NCCL faces (kernels/halo_nccl.c) it drives: the core
+ * below knows no backend. */
 #ifndef COOP_HALO_H
 #define COOP_HALO_H
 
 #include <mpi.h>
 
-#include "core/backend.h"
 #include "core/decomp.h"
 #include "core/grid.h"
+#include "kernels/backend.h"
 
 typedef struct {
   coop_backend *be;
@@ -51,7 +53,7 @@ int coop_halo_set_transport(coop_halo *h, const char *which, int *faces);
 /* Fill the ghost layers of u (backend memory) from the neighbours. Collective
  * over the neighbours. */
 int coop_halo_exchange(coop_halo *h, void *u);
-/* The same exchange on the backend's side stream (core/backend.h), then
+/* The same exchange on the backend's side stream (kernels/backend.h), then
  * joined into the main stream; the caller forks first, after the work that
  * wrote the faces, so later main-stream work that neither reads the ghosts
  * nor writes the faces (the interior of a step) runs beside it. Falls back to

@@ -2,7 +2,7 @@
  * the chip: the field lives in the threads' registers across sweeps, and only
  * the two edge rows of each block's band go through memory (L2) each sweep.
  *
- * Why: at 1024^2 fp32 the streaming kernel (solvers/relax_cuda.cu) spends a
+ * Why: at 1024^2 fp32 the streaming kernel (solvers/relax/relax_cuda.cu) spends a
  * sweep on L2 round trips (load, store drain) and the grid barrier; the bytes
  * are not the limit (ncu: 99.5% L2 hit rate, 27% of L2 throughput, 43% of
  * stalls at the barrier). Here a sweep reads no field from memory at all.
@@ -38,9 +38,9 @@
 
 #include "kernels/cuda_check.cuh"
 #include "kernels/stencil_relax.cuh"
-#include "solvers/relax_cuda.h"
-#include "solvers/relax_band.cuh"
-#include "solvers/relax_solve.cuh"
+#include "solvers/relax/relax_cuda.h"
+#include "solvers/relax/relax_band.cuh"
+#include "solvers/relax/relax_solve.cuh"
 
 namespace cg = cooperative_groups;
 

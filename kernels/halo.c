@@ -1,4 +1,4 @@
-#include "core/halo.h"
+#include "kernels/halo.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-/* Setup of the multi-rank whole solve (solvers/relax_peers.h). */
+/* Setup of the multi-rank whole solve (solvers/relax/relax_peers.h). */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
-#include "solvers/relax_peers.h"
+#include "solvers/relax/relax_peers.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,11 +8,11 @@
 #include <time.h>
 
 #include "core/error.h"
-#include "solvers/relax_plan.h"
+#include "solvers/relax/relax_plan.h"
 
 #if COOP_HAVE_CUDA
 #define BUSID_LEN 32
-#define PEER_TAG 60 /* + axis: above the halo's tags (core/halo.c) */
+#define PEER_TAG 60 /* + axis: above the halo's tags (kernels/halo.c) */
 /* A wait for another rank's step longer than this ends the run (exit 1):
  * steps take micro- to milliseconds; the first one also waits for the
  * slowest rank's launch, which follows a barrier. Test hook: the environment
@@ -241,7 +241,7 @@ void coop_relax_peers_close(const coop_solve *sv, coop_relax_peer_set *ps) {
   for (int i = 0; i < ps->nmapped; i++) be->ipc_close(be, ps->mapped[i]);
   /* freeing memory a peer still maps is undefined (CUDA guide, IPC): the
    * others unmap first; a rank that never comes (it failed) is not waited for
-   * beyond 10 s (as core/halo.c) */
+   * beyond 10 s (as kernels/halo.c) */
   MPI_Request req;
   int done = 0;
   if (MPI_Ibarrier(sv->comm->world, &req) == MPI_SUCCESS) {

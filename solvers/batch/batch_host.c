@@ -1,6 +1,6 @@
 /* Batched solves on the CPU: the reference every device mode is checked
  * against. Problem after problem, each with its own stop test, in exactly the
- * order solvers/batch.h spells out, so a GPU run takes the same iterations. */
+ * order solvers/batch/batch.h spells out, so a GPU run takes the same iterations. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "core/signal.h"
-#include "solvers/batch.h"
+#include "solvers/batch/batch_backend.h"
 #include "solvers/stop.h"
 
 /* Problem i of a batch, its arrays shifted so row 0 is its first row. */

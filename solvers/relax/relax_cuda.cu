@@ -15,8 +15,8 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/stencil_pair.cuh"
 #include "kernels/stencil_relax.cuh"
-#include "solvers/relax_cuda.h"
-#include "solvers/relax_solve.cuh"
+#include "solvers/relax/relax_cuda.h"
+#include "solvers/relax/relax_solve.cuh"
 
 namespace cg = cooperative_groups;
 

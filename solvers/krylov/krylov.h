@@ -1,6 +1,6 @@
-/* What the Krylov methods share (solvers/krylov.c): the preconditioner, the
+/* What the Krylov methods share (solvers/krylov/krylov.c): the preconditioner, the
  * choice of execution mode, work vectors, the whole solve in one persistent
- * kernel (solvers/krylov_grid.cu) and the check of the true residual. */
+ * kernel (solvers/krylov/krylov_grid.cu) and the check of the true residual. */
 #ifndef COOP_KRYLOV_H
 #define COOP_KRYLOV_H
 

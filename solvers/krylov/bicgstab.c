@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "solvers/checkpoint.h"
-#include "solvers/krylov.h"
+#include "solvers/krylov/krylov.h"
 
 enum { R, RH, P, V, PH, S, SH, T, NVEC };
 

@@ -1,6 +1,6 @@
 /* Jacobi for -lap(u) = f on a grid (the grid form: stored fields with ghost
  * layers): u <- u + (f - A u) / diag through the relaxation driver
- * (solvers/relax.h: modes, deep halos, the residual fused into the sweep).
+ * (solvers/relax/relax.h: modes, deep halos, the residual fused into the sweep).
  * Fields are the same bits whatever the rank count and mode. A check at
  * iteration it is the sweep it + 1 measuring its input; a solve that stops
  * there returns that input, so the reported residual is the returned field's. */
@@ -10,7 +10,7 @@
 #include <math.h>
 
 #include "solvers/checkpoint.h"
-#include "solvers/relax.h"
+#include "solvers/relax/relax.h"
 #include "solvers/solver.h"
 
 typedef struct {

@@ -1,10 +1,10 @@
 /* Dispatch of batched solves: the arrays and controls are checked once here,
- * then the host reference (solvers/batch_host.c) or the CUDA launcher
- * (solvers/batch_cuda.cu) runs them. */
+ * then the host reference (solvers/batch/batch_host.c) or the CUDA launcher
+ * (solvers/batch/batch_cuda.cu) runs them. */
 #include <math.h>
 #include <stddef.h>
 
-#include "solvers/batch.h"
+#include "solvers/batch/batch_backend.h"
 
 #include "coop_build.h"
 #include "core/error.h"

@@ -1,5 +1,5 @@
-/* CUDA side of the relaxation driver (solvers/relax.c): the persistent
- * cooperative kernels (solvers/relax_cuda.cu) and CUDA graphs of per-step
+/* CUDA side of the relaxation driver (solvers/relax/relax.c): the persistent
+ * cooperative kernels (solvers/relax/relax_cuda.cu) and CUDA graphs of per-step
  * kernels. Pointers are device memory; stream is a cudaStream_t. */
 #ifndef COOP_RELAX_CUDA_H
 #define COOP_RELAX_CUDA_H
@@ -88,16 +88,16 @@ int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void *u, void *u
                                double *hist_res, long long hist_cap, int blocks, int pair, void *stream);
 
 /* The whole solve of a rank alone on a 2D box that stays on the chip
- * (solvers/relax_resident.cu): the field in registers across sweeps, one
+ * (solvers/relax/relax_resident.cu): the field in registers across sweeps, one
  * band per block (one block per SM) split among `groups` groups of threads of
  * at most `rows` rows each, `depth` sweeps between grid barriers (each block
  * recomputing depth - 1 rows of its neighbours' bands); or, for a box too
- * large for that, in shared memory (solvers/relax_smem.cu, one group, depth 1). */
+ * large for that, in shared memory (solvers/relax/relax_smem.cu, one group, depth 1). */
 typedef struct {
   int blocks, threads, rows, smem; /* smem: dynamic shared bytes */
   int groups;                      /* thread groups per block, rows split among them */
   int f_smem;                      /* f held in shared memory */
-  int shared;                      /* 1: the field in shared memory (solvers/relax_smem.cu), 0: registers */
+  int shared;                      /* 1: the field in shared memory (solvers/relax/relax_smem.cu), 0: registers */
   int save;                        /* shared: a check keeps the measured field aside (else two passes or replay) */
   int replay;                      /* shared: close checks update too; a stop re-runs from a checkpoint */
   long long ckpt_bytes;            /* replay: the checkpoint's size in device memory */
@@ -111,7 +111,7 @@ typedef struct {
  * depth: most sweeps between grid barriers (0: COOP_RELAX_AUTO_DEPTH). */
 int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, long long check_every, int depth,
                                   int sms, coop_relax_resident *p);
-/* The shared-memory plan alone, and its solve (solvers/relax_smem.cu). */
+/* The shared-memory plan alone, and its solve (solvers/relax/relax_smem.cu). */
 int coop_relax_smem_plan_cuda(const coop_stencil *s, int has_f, int sms, coop_relax_resident *p);
 int coop_relax_solve_smem_cuda(const coop_stencil *s, double c, void *u, void *unew, const void *f,
                                const coop_solve_ctl *ctl, coop_relax_solve_state *state,
@@ -126,7 +126,7 @@ int coop_relax_solve_resident_cuda(const coop_stencil *s, double c, void *u, voi
 
 /* The whole solve of one of several ranks, each on its own GPU of one node:
  * halos stored into the neighbours' ghosts and the residual summed through
- * mailboxes in peer memory (solvers/relax_cuda.cu). Every rank launches it
+ * mailboxes in peer memory (solvers/relax/relax_cuda.cu). Every rank launches it
  * with the same ctl; they stop together. A wait for another rank longer than
  * peers->timeout_s leaves the kernel; then coop_relax_peers_fault_cuda gives
  * out[0] = 1, the rank waited for and the step (with pass: the pass). pass

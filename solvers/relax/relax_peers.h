@@ -1,5 +1,5 @@
 /* The setup of the whole Jacobi solve over the ranks of one node
- * (solvers/relax_cuda.cu's multi-rank kernel): which runs may take it, and
+ * (solvers/relax/relax_cuda.cu's multi-rank kernel): which runs may take it, and
  * the neighbours' fields and every rank's mailboxes mapped through CUDA IPC. */
 #ifndef COOP_RELAX_PEERS_H
 #define COOP_RELAX_PEERS_H
@@ -7,7 +7,7 @@
 #include "coop_build.h"
 #include "solvers/solver.h"
 #if COOP_HAVE_CUDA
-#include "solvers/relax_cuda.h"
+#include "solvers/relax/relax_cuda.h"
 
 typedef struct {
   coop_relax_peers p;      /* what the kernel takes */

@@ -1,7 +1,7 @@
 /* The heat equation u_t = alpha lap(u) + f on a grid (the grid form), by
  * explicit time stepping: forward Euler with the 5-point (2D) or 7-point (3D)
  * Laplacian, u <- u + dt alpha (f - A u) with A = -lap, which is the
- * relaxation driver's step (solvers/relax.h) with c = dt alpha. The driver
+ * relaxation driver's step (solvers/relax/relax.h) with c = dt alpha. The driver
  * gives the initial field and boundary values (problem/poisson.h: the heat
  * problems have no source, sv->f = NULL). solver.max_iter steps; the
  * residual ||f - A u|| (how far u is from steady state) is measured every
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "solvers/checkpoint.h"
-#include "solvers/relax.h"
+#include "solvers/relax/relax.h"
 #include "solvers/solver.h"
 
 typedef struct {

@@ -1,4 +1,4 @@
-/* Whole Krylov solves in one cooperative persistent kernel (solvers/krylov_grid.h).
+/* Whole Krylov solves in one cooperative persistent kernel (solvers/krylov/krylov_grid.h).
  *
  * Layout (Rows below). CSR and narrow boxes: block b owns the rows
  * [b*chunk, (b+1)*chunk), its threads take rows start+t, start+t+T, ... .
@@ -40,7 +40,7 @@
 #include <stdint.h>
 
 #include "kernels/cuda_check.cuh"
-#include "solvers/krylov_grid.h"
+#include "solvers/krylov/krylov_grid.h"
 #include "solvers/stop.h"
 
 namespace cg = cooperative_groups;
@@ -350,7 +350,7 @@ __device__ void grid_sum(cg::grid_group &g, Red &red, double (&out)[K]) {
 
 /* ------------------------------------------------------ stop and history */
 
-/* The solve's record, as solvers/krylov.c keeps it. The iteration and
+/* The solve's record, as solvers/krylov/krylov.c keeps it. The iteration and
  * residual of the last check go straight to P.res (block 0 writes them, so
  * they hold no registers through the loop): a breakdown found before an
  * iteration's check reports the iteration before (as the
@@ -538,7 +538,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
     }
     double pq[1];
     grid_sum<1>(grid, red, pq);
-    if (!(pq[0] > 0.0)) { /* no update; NaN is NaN, as in solvers/cg.c */
+    if (!(pq[0] > 0.0)) { /* no update; NaN is NaN, as in solvers/krylov/cg.c */
       t.reason = isnan(pq[0]) ? COOP_DIVERGED_NAN : COOP_DIVERGED_INDEFINITE_MAT;
       break;
     }
@@ -604,7 +604,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
  *     recomputed from r and v; partials (s,s), (t,s), (t,t). If ||s|| passes
  *     the tolerance: x += alpha M p and stop (no barrier needed).
  *  3: omega = (t,s)/(t,t); x = (x + alpha M p) + omega M s (the two axpys of
- *     solvers/bicgstab.c); r = s - omega t into
+ *     solvers/krylov/bicgstab.c); r = s - omega t into
  *     the other r buffer (so t can be recomputed from the old r and v while
  *     r is written); partials (r,r) and (rhat, r), the next iteration's rho.
  * Vectors: r[2], rhat, p[2], v[2], t (streamed CSR only). Cached: x, rhat,
@@ -796,7 +796,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksBicg) bicgstab_kernel(cons
  * an iteration's check to its update: x, r, u, q, s, p, w, z, n, gamma,
  * delta, gamma_old, alpha_old, floor, post.
  *
- * Residual replacement, as solvers/pipecg.c decides it: every kDriftEvery
+ * Residual replacement, as solvers/krylov/pipecg.c decides it: every kDriftEvery
  * iterations the drift (d, d), d = b - A x - r, is reduced (one pass and
  * one or two barriers); where it matters, r, u, w, s, q, z and n are
  * recomputed from x and p (three passes, three barriers) and gamma, delta
@@ -968,7 +968,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
       beta = dvd(gamma, gamma_old);
       den = sub(delta, dvd(mul(beta, gamma), alpha_old));
     }
-    if (!(den > 0.0)) { /* NaN is NaN, as in solvers/pipecg.c */
+    if (!(den > 0.0)) { /* NaN is NaN, as in solvers/krylov/pipecg.c */
       t.reason = isnan(den) ? COOP_DIVERGED_NAN : COOP_DIVERGED_INDEFINITE_MAT;
       break;
     }
@@ -1045,7 +1045,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
 
 /* ------------------------------------------------ single-reduction CG */
 /* Barrier and residency: as cg_kernel. CG in the Chronopoulos-Gear form, as
- * solvers/cg.c runs it with solver.cg_single_reduction: one barrier an
+ * solvers/krylov/cg.c runs it with solver.cg_single_reduction: one barrier an
  * iteration. Every update is pointwise except w = A z, whose columns' new z
  * each row recomputes from the old r, w, s (two buffers of each):
  *   z_new_j = M_j (r_j - alpha (w_j + beta s_j)),
@@ -1137,7 +1137,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
       beta = dvd(gamma, gamma_old);
       den = sub(delta, dvd(mul(beta, gamma), alpha_old));
     }
-    if (!(den > 0.0)) { /* NaN is NaN, as in solvers/cg.c */
+    if (!(den > 0.0)) { /* NaN is NaN, as in solvers/krylov/cg.c */
       t.reason = isnan(den) ? COOP_DIVERGED_NAN : COOP_DIVERGED_INDEFINITE_MAT;
       break;
     }

@@ -1,5 +1,5 @@
 /* The whole Jacobi solve of a rank alone on a 2D box too large for the
- * threads' registers (solvers/relax_resident.cu) but small enough for the
+ * threads' registers (solvers/relax/relax_resident.cu) but small enough for the
  * GPU's shared memory: the field lives in shared memory across sweeps, one
  * band of consecutive owned rows per block (one block per SM), and only the
  * band's two edge rows go through memory (L2) each sweep.
@@ -42,9 +42,9 @@
 #include <string.h>
 
 #include "kernels/cuda_check.cuh"
-#include "solvers/relax_band.cuh"
-#include "solvers/relax_plan.h"
-#include "solvers/relax_solve.cuh"
+#include "solvers/relax/relax_band.cuh"
+#include "solvers/relax/relax_plan.h"
+#include "solvers/relax/relax_solve.cuh"
 
 namespace cg = cooperative_groups;
 

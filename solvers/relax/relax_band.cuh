@@ -1,5 +1,5 @@
-/* What the two on-chip whole solves (solvers/relax_resident.cu: the field in
- * registers; solvers/relax_smem.cu: in shared memory) share: one band of
+/* What the two on-chip whole solves (solvers/relax/relax_resident.cu: the field in
+ * registers; solvers/relax/relax_smem.cu: in shared memory) share: one band of
  * consecutive owned rows per block, a thread per 16-byte chunk of a row
  * (ghost columns included), the chunk update, the band geometry. */
 #ifndef COOP_RELAX_BAND_CUH
@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "kernels/stencil_relax.cuh"
-#include "solvers/relax_cuda.h"
+#include "solvers/relax/relax_cuda.h"
 
 namespace {
 

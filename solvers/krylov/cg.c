@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "solvers/checkpoint.h"
-#include "solvers/krylov.h"
+#include "solvers/krylov/krylov.h"
 
 enum { R, Z, P, Q, W, S, NVEC };
 
@@ -66,7 +66,7 @@ static int cg_body(coop_solve *sv, krylov_data *k, double start) {
  * gamma = (r, z), delta = (w, z), (r, r); beta = gamma / gamma_old and
  * alpha = gamma / (delta - beta gamma / alpha_old), whose denominator is
  * (p, A p). The check sits at the top as in pipecg.c, in the same order as
- * the persistent kernel (solvers/krylov_grid.cu). */
+ * the persistent kernel (solvers/krylov/krylov_grid.cu). */
 static int cgsr_body(coop_solve *sv, krylov_data *k, double start) {
   coop_vec *r = k->w[R], *p = k->w[P], *w = k->w[W], *s = k->w[S];
   coop_vec *z = k->inv_diag ? k->w[Z] : r;

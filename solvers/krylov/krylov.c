@@ -1,5 +1,5 @@
 /* Shared parts of the Krylov methods. */
-#include "solvers/krylov.h"
+#include "solvers/krylov/krylov.h"
 #include "solvers/checkpoint.h"
 
 #include <float.h>
@@ -11,7 +11,7 @@
 
 #include "coop_build.h"
 #if COOP_HAVE_CUDA
-#include "solvers/krylov_grid.h"
+#include "solvers/krylov/krylov_grid.h"
 #endif
 
 /* The Jacobi preconditioner. Whether it exists is decided by all ranks in one
@@ -85,7 +85,7 @@ static void kg_op_of(const coop_solve *sv, const krylov_data *k, coop_kg_op *op)
 }
 #endif
 
-/* A grid-mode checkpoint holds the persistent kernel's state (solvers/krylov_grid.h:
+/* A grid-mode checkpoint holds the persistent kernel's state (solvers/krylov/krylov_grid.h:
  * its own vectors, scalars and parity), which the one-kernel-per-operation
  * methods cannot go on from, nor it from theirs: its scalars are named
  * grid_*, and this one, the grid's size, marks it. */
@@ -267,7 +267,7 @@ int coop_krylov_cg1_top(coop_solve *sv, int64_t it, int checked, double rr, doub
  * iterations) and otherwise after about SEGMENT_SECONDS, so that a signal or
  * a timed checkpoint is seen that often; the host takes the new history,
  * calls coop_ckpt_point, and the next launch resumes where the last stopped,
- * with the same bits as one launch (solvers/krylov_grid.h). A relaunch costs
+ * with the same bits as one launch (solvers/krylov/krylov_grid.h). A relaunch costs
  * tens of microseconds against a segment's quarter second. */
 #define SEGMENT_SECONDS 0.25
 

@@ -4,17 +4,19 @@
  * stepped by forward Euler, each with its own time step and step count. All problems of a rank are stored as one
  * concatenated CSR matrix whose blocks are the problems: problem i owns rows
  * [row_off[i], row_off[i+1]) of x and b, and its entries name columns
- * relative to its own first row, so a problem's arrays are usable alone.
+ * relative to its own first row, so a problem's arrays are usable alone
+ * (kernels/csr_batch.h: coop_batch).
  *
- * Host reference in solvers/batch_host.c, CUDA in solvers/batch_cuda.cu (the
+ * Host reference in solvers/batch/batch_host.c, CUDA in solvers/batch/batch_cuda.cu (the
  * synchronisation modes and schedulers of the design's ladder), the dispatch
- * in solvers/batch.c. */
+ * in solvers/batch/batch.c; their entry points in solvers/batch/batch_backend.h. */
 #ifndef COOP_BATCH_H
 #define COOP_BATCH_H
 
 #include <stdint.h>
 
-#include "core/backend.h"
+#include "kernels/backend.h"
+#include "kernels/csr_batch.h" /* coop_batch, its row bound and coop_batch_method */
 #include "kernels/csr.h" /* the schedules: one set of values and names for batches and the CSR product */
 #include "solvers/stop.h"
 
@@ -22,30 +24,9 @@
 extern "C" {
 #endif
 
-/* One rank's problems, in host memory (the generator and the Matrix Market
- * reader fill it: src/problem/batch.c). */
-typedef struct {
-  int64_t count;      /* problems */
-  int64_t *id;        /* count: each problem's index in the whole batch (output order) */
-  int64_t *row_off;   /* count + 1: problem i's rows; row_off[0] = 0 */
-  int64_t *rowptr;    /* row_off[count] + 1: entries of each row (global offsets) */
-  int32_t *colind;    /* rowptr[rows]: column relative to the problem's first row */
-  double *val;        /* rowptr[rows] */
-  double *b;          /* row_off[count] */
-  double *x0;         /* row_off[count]: initial guesses (heat: the initial fields) */
-  double *dt;         /* heat: count time steps (NULL otherwise) */
-  int64_t *steps;     /* heat: count step counts (NULL otherwise) */
-} coop_batch;
-
-/* Most rows of one problem: the GPU kernels' row loops step a 32-bit index by
- * up to the threads of a grid (2^22 leaves room for any resident grid). */
-#define COOP_BATCH_MAX_ROWS (INT32_MAX - (1 << 22))
-
-typedef enum { COOP_BATCH_JACOBI = 0, COOP_BATCH_CG = 1, COOP_BATCH_HEAT = 2 } coop_batch_method;
-
 /* The same rule for every problem of the batch. Jacobi checks its residual
  * every iteration (the norm is fused into the sweep); CG every iteration.
- * The mathematics every backend does, per problem (solvers/batch_host.c is
+ * The mathematics every backend does, per problem (solvers/batch/batch_host.c is
  * the reference; it = iterations done, r0 = the first norm, stop =
  * coop_stop_test(rnorm, r0, it, max_iter, rtol, atol, dtol)):
  *   Jacobi: loop { r = b - A x and rnorm = ||r|| in one pass; stop? -> return
@@ -113,7 +94,7 @@ typedef struct {
   int group_blocks; /* blocks per group for row and cluster; 0: chosen from the sizes */
   /* filled in by the solve: what ran */
   int sync_used, schedule_used, group_blocks_used, groups_used;
-  int levels_used; /* row groups: levels of the split (1: none; solvers/batch_levels.c) */
+  int levels_used; /* row groups: levels of the split (1: none; solvers/batch/batch_levels.c) */
   int64_t barriers; /* group barriers passed, summed over groups (for the report) */
   /* seconds each block spent in its problems (device clock; 0 where not
    * measured: host, launch): the busiest block's and the mean over the blocks
@@ -137,13 +118,6 @@ int coop_batch_solve(coop_backend *be, const coop_batch *bt, const coop_batch_ct
  * capability 10.0 and batch.sync = cluster below 9.0 (COOP_ERR_INPUT), grid
  * without cooperative launches (COOP_ERR_RUNTIME). 0 on the host. */
 int coop_batch_check_run(coop_backend *be, const coop_batch_run *opt);
-
-/* backend versions (called by solvers/batch.c only) */
-int coop_batch_solve_host(const coop_batch *bt, const coop_batch_ctl *ctl, double *x,
-                          coop_batch_result *res);
-int coop_batch_solve_cuda(coop_backend *be, const coop_batch *bt, const coop_batch_ctl *ctl,
-                          coop_batch_run *opt, double *x, coop_batch_result *res);
-int coop_batch_check_run_cuda(coop_backend *be, const coop_batch_run *opt);
 
 /* ---- the order of the problems on a GPU, and split row groups ----
  *

@@ -16,7 +16,7 @@
 #include <math.h>
 
 #include "solvers/checkpoint.h"
-#include "solvers/krylov.h"
+#include "solvers/krylov/krylov.h"
 
 enum { R, U, W, M, N, Z, Q, S, P, NVEC }; /* src/driver/budget.c counts NVEC */
 

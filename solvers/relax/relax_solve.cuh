@@ -1,11 +1,11 @@
-/* What the whole-solve kernels (solvers/relax_cuda.cu, solvers/relax_resident.cu)
+/* What the whole-solve kernels (solvers/relax/relax_cuda.cu, solvers/relax/relax_resident.cu)
  * share: the stop rule, the bookkeeping of a residual check, the outcome. */
 #ifndef COOP_RELAX_SOLVE_CUH
 #define COOP_RELAX_SOLVE_CUH
 
 #include <math.h>
 
-#include "solvers/relax_cuda.h"
+#include "solvers/relax/relax_cuda.h"
 
 namespace {
 

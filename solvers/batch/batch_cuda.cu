@@ -1,4 +1,4 @@
-/* Batched solves on the GPU (solvers/batch.h): many independent problems, each
+/* Batched solves on the GPU (solvers/batch/batch.h): many independent problems, each
  * solved whole by one group of threads with its own stop test, the groups
  * taking problems from a scheduler (kernels/sched.cuh). The groups, one per
  * rung of the synchronisation ladder (kernels/barrier.cuh):
@@ -27,7 +27,7 @@
  *            after problem each step (a solver library called per system);
  *            the host drops the problems found done every kLaunchCheck steps.
  *
- * The arithmetic is the host reference's (solvers/batch_host.c): rows in
+ * The arithmetic is the host reference's (solvers/batch/batch_host.c): rows in
  * stored order, each product and sum rounded on its own (__dmul_rn and
  * __dadd_rn: no fused multiply-add, which the host's C does not use), the same
  * divisions by the diagonal. Only the dot products' order differs (per-thread
@@ -52,7 +52,7 @@
 #include "kernels/barrier.cuh"
 #include "kernels/cuda_check.cuh"
 #include "kernels/sched.cuh"
-#include "solvers/batch.h"
+#include "solvers/batch/batch_backend.h"
 #include "solvers/stop.h"
 
 namespace cg = cooperative_groups;

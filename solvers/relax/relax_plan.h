@@ -1,4 +1,4 @@
-/* The arithmetic of the shared-memory resident plan (solvers/relax_smem.cu),
+/* The arithmetic of the shared-memory resident plan (solvers/relax/relax_smem.cu),
  * apart from the CUDA calls so that it is tested in every build. */
 #ifndef COOP_RELAX_PLAN_H
 #define COOP_RELAX_PLAN_H

@@ -3,14 +3,14 @@
  * matrix or the matrix-free Poisson stencil, with the Jacobi preconditioner
  * or none. The stop test, its reasons and the history are those of
  * solvers/stop.h; the recurrences, breakdown tests and vector updates are
- * the ones solvers/cg.c, pipecg.c and bicgstab.c run with one kernel per
+ * the ones solvers/krylov/cg.c, pipecg.c and bicgstab.c run with one kernel per
  * operation, operation for operation, so both give the same answers to
  * rounding. Dot products are summed in another (fixed) order, so the bits
  * differ; CG and pipelined CG then take the same iterations (a run that ends
  * within rounding of the tolerance can differ by one), BiCGStab on a
  * symmetric problem can drift by several (it does so between any two
  * summation orders). Pipelined CG's residual replacement checks its drift
- * every 50 iterations, where solvers/pipecg.c also checks at every tenfold
+ * every 50 iterations, where solvers/krylov/pipecg.c also checks at every tenfold
  * drop: replacements, and so iterations, can differ by a few percent. Every
  * run on the same grid repeats every bit.
  *
@@ -86,7 +86,7 @@ typedef struct {
 #define COOP_KG_MAX_SCALARS 6 /* loop-carried scalars of a method */
 #define COOP_KG_MAX_CARRIED 8 /* loop-carried work vectors of a method (x aside) */
 
-/* Written by the kernel at its end (device memory), as solvers/krylov.c keeps
+/* Written by the kernel at its end (device memory), as solvers/krylov/krylov.c keeps
  * coop_solve_ctl: iterations and rnorm are those of the last residual check
  * (a breakdown found in iteration k before its check reports k - 1); hist_len:
  * valid history entries, min(checks, hist_cap); reason: a coop_reason.

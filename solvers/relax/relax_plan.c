@@ -1,5 +1,5 @@
-/* The shared-memory resident plan's arithmetic (solvers/relax_plan.h). */
-#include "solvers/relax_plan.h"
+/* The shared-memory resident plan's arithmetic (solvers/relax/relax_plan.h). */
+#include "solvers/relax/relax_plan.h"
 
 #include <string.h>
 

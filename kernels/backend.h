@@ -3,8 +3,9 @@
  * regions for the halo exchange, and reports what the device can do; the
  * operations themselves (kernels/vec.h, kernels/stencil.h, kernels/csr.h)
  * dispatch on it, and a solver picks its own execution mode from what it
- * reports. Defined here so the core (halo plans) can use it; the tables are
- * filled in by kernels/backend_host.c and kernels/backend_cuda.cu. */
+ * reports. The tables are filled in by kernels/backend_host.c and
+ * kernels/backend_cuda.cu; the halo exchange (kernels/halo.h) packs and copies
+ * through them. */
 #ifndef COOP_BACKEND_H
 #define COOP_BACKEND_H
 
