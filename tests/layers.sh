@@ -106,7 +106,9 @@ END {
 # C++ template instances are defined alike in many objects.
 b=${COOP_BUILDDIR:-}
 if [ -n "$b" ] && command -v nm >/dev/null 2>&1 && [ -d "$b/kernels" ]; then
-  objs=$(cd "$b" && find src solvers kernels -name '*.o' 2>/dev/null | sort)
+  # objects of sources this tree has (a build folder keeps those of moved files)
+  objs=$(cd "$b" && find src solvers kernels -name '*.o' 2>/dev/null | sort |
+    while read -r o; do [ -e "$src/${o%.o}.c" ] || [ -e "$src/${o%.o}.cu" ] && echo "$o"; done)
   if [ -n "$objs" ]; then
     (cd "$b" && nm -A -P $objs) |
       awk -v allow="$ALLOW" -v top="$TOP" "$RULES"'

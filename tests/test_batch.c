@@ -753,8 +753,5 @@ int main(int argc, char **argv) {
       {"matrix list: one line", test_list_line},
       {"matrix list: the spec from a list file", test_list_spec},
   };
-  MPI_Init(&argc, &argv);
-  const int rc = coop_unit_run("batch", tests, sizeof tests / sizeof *tests);
-  MPI_Finalize();
-  return rc;
+  return coop_unit_mpi_main(argc, argv, "batch", tests, sizeof tests / sizeof *tests);
 }

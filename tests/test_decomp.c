@@ -117,9 +117,5 @@ int main(int argc, char **argv) {
       {"3D boxes tile the grid", test_tiling_3d},
       {"too small a grid is an input error", test_too_small},
   };
-  MPI_Init(&argc, &argv);
-  int rc = coop_unit_run("decomp", tests, sizeof tests / sizeof *tests);
-  MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc;
+  return coop_unit_mpi_main(argc, argv, "decomp", tests, sizeof tests / sizeof *tests);
 }

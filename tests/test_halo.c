@@ -146,9 +146,5 @@ int main(int argc, char **argv) {
       {"3D ghost 1", test_3d_g1},
       {"3D ghost 2 fp32", test_3d_g2_fp32},
   };
-  MPI_Init(&argc, &argv);
-  int rc = coop_unit_run("halo", tests, sizeof tests / sizeof *tests);
-  MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc;
+  return coop_unit_mpi_main(argc, argv, "halo", tests, sizeof tests / sizeof *tests);
 }

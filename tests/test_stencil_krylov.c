@@ -266,9 +266,5 @@ int main(int argc, char **argv) {
       {"3D parts exchanging faces equal the whole box", test_split_3d},
       {"no faces", test_no_faces},
   };
-  MPI_Init(&argc, &argv);
-  int rc = coop_unit_run("stencil_krylov", tests, sizeof tests / sizeof *tests);
-  MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc;
+  return coop_unit_mpi_main(argc, argv, "stencil_krylov", tests, sizeof tests / sizeof *tests);
 }

@@ -4,6 +4,7 @@
 #define COOP_TEST_UNIT_H
 
 #include <CUnit/Basic.h>
+#include <mpi.h>
 #include <stdio.h>
 
 typedef struct {
@@ -31,6 +32,17 @@ static inline int coop_unit_run(const char *suite_name, const coop_unit_test *te
   }
   CU_cleanup_registry();
   return failures ? 1 : 0;
+}
+
+/* A whole MPI test program: the suite on every rank, exit status 1 when it
+ * failed on any rank. */
+static inline int coop_unit_mpi_main(int argc, char **argv, const char *suite_name,
+                                     const coop_unit_test *tests, size_t n) {
+  MPI_Init(&argc, &argv);
+  int rc = coop_unit_run(suite_name, tests, n);
+  MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return rc;
 }
 
 #endif
