@@ -11,6 +11,16 @@
 
 enum { R, Z, P, Q, W, S, NVEC };
 
+/* Both forms' start: from the checkpoint (z = M r recomputed) or from x0
+ * (r = b - A x, z = M r); *resumed says which. */
+static int cg_begin(coop_solve *sv, krylov_data *k, const coop_ckpt_state *cs, coop_vec *r, coop_vec *z,
+                    int64_t *it0, int *resumed) {
+  COOP_CHECK(coop_ckpt_resume(sv, cs, it0, resumed));
+  if (*resumed) return z != r ? coop_krylov_pc(k, r, z) : 0;
+  COOP_CHECK(coop_op_residual(sv->A, sv->b, sv->x, r));
+  return coop_krylov_pc(k, r, z);
+}
+
 static int cg_body(coop_solve *sv, krylov_data *k, double start) {
   coop_vec *r = k->w[R], *p = k->w[P], *q = k->w[Q];
   coop_vec *z = k->inv_diag ? k->w[Z] : r; /* M = I: z is r */
@@ -21,12 +31,8 @@ static int cg_body(coop_solve *sv, krylov_data *k, double start) {
   const coop_ckpt_state cs = {1, {"rz"}, {&rz}, 3, {"x", "r", "p"}, {sv->x, r, p}, NULL};
   int64_t it0 = 0;
   int resumed, stop;
-  COOP_CHECK(coop_ckpt_resume(sv, &cs, &it0, &resumed));
-  if (resumed) {
-    if (z != r) COOP_CHECK(coop_krylov_pc(k, r, z));
-  } else {
-    COOP_CHECK(coop_op_residual(sv->A, sv->b, sv->x, r));
-    COOP_CHECK(coop_krylov_pc(k, r, z));
+  COOP_CHECK(cg_begin(sv, k, &cs, r, z, &it0, &resumed));
+  if (!resumed) {
     COOP_CHECK(coop_vec_copy(p, z));
     COOP_CHECK(coop_vec_mdot_begin(&red, 0, 2, xs, ys));
     COOP_CHECK(coop_vec_reduce_end(&red, v));
@@ -79,12 +85,8 @@ static int cgsr_body(coop_solve *sv, krylov_data *k, double start) {
                               {sv->x, r, w, s, p}, NULL};
   int64_t it0 = 0;
   int resumed, done;
-  COOP_CHECK(coop_ckpt_resume(sv, &cs, &it0, &resumed));
-  if (resumed) {
-    if (z != r) COOP_CHECK(coop_krylov_pc(k, r, z));
-  } else {
-    COOP_CHECK(coop_op_residual(sv->A, sv->b, sv->x, r));
-    COOP_CHECK(coop_krylov_pc(k, r, z));
+  COOP_CHECK(cg_begin(sv, k, &cs, r, z, &it0, &resumed));
+  if (!resumed) {
     COOP_CHECK(coop_op_apply(sv->A, z, w));
     COOP_CHECK(coop_vec_mdot_begin(&red, 0, 3, xs, ys));
     COOP_CHECK(coop_vec_reduce_end(&red, v));
