@@ -11,7 +11,9 @@
 #  - signals all through a run, writes included: never a temporary file left,
 #    the output either whole or the previous one intact;
 #  - a restart file that is missing, a FIFO, an output file, or of another
-#    problem: exit 2 naming it.
+#    problem: exit 2 naming it;
+#  - a run stopped at max_iter leaves a final checkpoint there, from which a
+#    longer run goes on to the bits of one run (each method, 1 and 2 ranks).
 . "$COOP_SRCDIR/tests/common.sh"
 coop_python
 coop_tmpdir
@@ -233,4 +235,44 @@ coop_expect_input_error "$TMP" 2 "--restart noscalar.ckpt.h5: /checkpoint/scalar
 what="restart with another solver"
 coop_expect_input_error "$TMP" 1 "--restart cg-cut.ckpt.h5: a checkpoint of solver.name = cg, not pipecg" "" \
   $mat --set solver.name=pipecg --restart cg-cut.ckpt.h5
+
+# ---- continuation: a run that stops at max_iter with checkpoints on writes a
+# final checkpoint there (a multiple of output.checkpoint_every or not), and a
+# restart with a larger max_iter ends with the bits of one run to the larger
+# count. Each method, 1 and 2 ranks. No checkpoints asked for: none written.
+ckpt_iteration() {
+  $PY -c 'import h5py, sys; print(int(h5py.File(sys.argv[1], "r")["checkpoint"].attrs["iteration"]))' "$1"
+}
+
+# case NAME RANKS STOP EVERY MORE args...: to STOP with checkpoints every
+# EVERY, then on to MORE from the final checkpoint, against one run to MORE
+case_() {
+  c=$1 n=$2 stop=$3 every=$4 more=$5
+  shift 5
+  run $c-part "$n" "$@" --set solver.max_iter=$stop --set output.checkpoint_every=$every
+  [ -f $c-part.ckpt.h5 ] || fail "$c: no checkpoint at max_iter $stop (every $every)"
+  got=$(ckpt_iteration $c-part.ckpt.h5) || fail "$c: unreadable checkpoint"
+  [ "$got" = "$stop" ] || fail "$c: the last checkpoint is of iteration $got, not max_iter $stop"
+  run $c-on "$n" "$@" --set solver.max_iter=$more --restart $c-part.ckpt.h5
+  run $c-full "$n" "$@" --set solver.max_iter=$more
+  same $c-full.h5 $c-on.h5
+  echo "$c: final checkpoint at $stop (every $every), continued to $more: same bits"
+}
+
+cjac="$INPUTS/poisson2d.ini --set grid.nx=40 --set grid.ny=30 --set solver.name=jacobi --set solver.check_every=10 --set solver.rtol=0"
+cmat="$INPUTS/matrix.ini --set problem.matrix=$DATA/nos6.mtx --set solver.rtol=0"
+cgrd="$INPUTS/cg_poisson.ini --set problem.type=laplace --set grid.nx=30 --set grid.ny=20 --set solver.rtol=0"
+heat="$INPUTS/heat.ini --set grid.nx=40 --set grid.ny=30 --set output.every=0"
+for n in 1 2; do
+  case_ jac-$n $n 200 70 300 $cjac
+  case_ cg-$n $n 30 30 45 $cgrd --set solver.name=cg
+  case_ cgsr-$n $n 30 25 45 $cmat --set solver.name=cg --set solver.cg_single_reduction=true
+  case_ pipecg-$n $n 40 25 60 $cmat --set solver.name=pipecg
+  case_ bicgstab-$n $n 20 15 30 $cgrd --set solver.name=bicgstab
+  case_ heat-$n $n 90 40 150 $heat
+done
+
+# no checkpoints asked for: none written at max_iter
+run plain 1 $cgrd --set solver.name=cg --set solver.max_iter=20
+[ ! -e plain.ckpt.h5 ] || fail "a checkpoint was written without output.checkpoint_every"
 echo "checkpoint: all cases passed"
