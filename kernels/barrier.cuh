@@ -34,9 +34,8 @@ namespace coop_bar {
 constexpr unsigned kFlip = 0x80000000u;
 
 /* Counters of different groups lie kCtrStride words (128 bytes, one L2
- * line) apart: packed side by side, 32 groups' arrivals and polls queued on
- * one line, and the row barrier over 528 and 1056 blocks cost 1.7-4.2 us
- * against grid.sync()'s 1.3-2.3 (bench/results/2026-11-30-h200x2-batched.md). */
+ * line) apart: packed side by side, 32 groups' arrivals and polls queue on
+ * one line, and the row barrier costs well above grid.sync()'s. */
 constexpr int kCtrStride = 32;
 __host__ __device__ inline unsigned *group_counter(unsigned *base, int group) {
   return base + (long long)group * kCtrStride;
@@ -158,17 +157,17 @@ __device__ __noinline__ inline bool spin(const unsigned *ctr, unsigned old, unsi
 }
 
 /* Polls of the counter, back to back, before the slow wait: a barrier whose
- * blocks arrive together completes within a few L2 round trips, and sleeping
- * there (the first version backed off from the first poll) made the row
- * barrier cost 1.2-2.2 us against grid.sync()'s 1.0-1.3 (132-528 blocks). */
+ * blocks arrive together completes within a few L2 round trips, and
+ * sleeping there (backing off from the first poll) makes the row barrier
+ * cost well above grid.sync()'s. */
 constexpr int kFastPolls = 64;
 
 /* The group barrier; every thread of every block of the group calls it (1-D
  * blocks). Memory written by the group's threads before it is visible to
  * them all after it (release by each arriving thread 0 after bar.sync,
  * acquire by each waiting thread 0 before bar.sync). Polling relaxed and
- * fencing once after the flip measured the same (H200, 1 to 16 rows of 132
- * to 1056 blocks, within 0.03 us), so the plain acquire polls stay. Returns
+ * fencing once after the flip measured no faster, so the plain acquire
+ * polls stay. Returns
  * false when the kernel aborts: the caller leaves its loops. The abort state
  * is loaded before the counter, so its latency hides behind the wait. *s_ok
  * is a shared int. */

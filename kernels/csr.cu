@@ -26,10 +26,9 @@
 namespace {
 
 constexpr int kThreads = 256; /* vector kernel and fix-up */
-/* Merge path: 128 threads x 8 steps per chunk was the fastest of 64x16,
- * 128x8, 128x16, 256x4, 256x8 and 512x4 on an H200 over uniform, power-law
- * and long-row matrices of 15 to 40 M nonzeros (within 6% of the vector
- * kernel where both apply; 2.1 TB/s on a power law with near columns). */
+/* Merge path: 128 threads x 8 steps per chunk was the fastest shape tried
+ * over uniform, power-law and long-row matrices, and close to the vector
+ * kernel where both apply (measured: see bench/results/). */
 constexpr int kMpThreads = 128;
 constexpr int kMpIpt = 8;
 constexpr int kMpItems = kMpThreads * kMpIpt;

@@ -45,7 +45,7 @@ static COOP_TILE_HD inline int coop_tile_long_row(long long len, int lanes) {
  * COOP_TILE_PER_BLOCK tiles to each of `resident` blocks. Small matrices get
  * one-pass tiles (all the parallelism there is); large ones up to four, so a
  * tile of a regular matrix holds about 256 x 4 x 2 = 2 K nonzeros (24 KB),
- * which hides the scheduler's one round trip to L2 per tile (~1 us). */
+ * which hides the scheduler's one round trip to L2 per tile. */
 static COOP_TILE_HD inline int coop_tile_passes(long long nrows, int lanes, long long resident) {
   const long long per_pass = COOP_TILE_THREADS / lanes;
   const long long want = (resident > 0 ? resident : 1) * COOP_TILE_PER_BLOCK * per_pass;

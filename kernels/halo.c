@@ -117,8 +117,8 @@ int coop_halo_set_transport(coop_halo *h, const char *which, int *faces) {
     COOP_MPI(MPI_Comm_size(h->comm, &size));
     if (size == 1) return 0;
     COOP_CHECK(nccl_gpus_apart(h));
-    /* every face once at setup: NCCL connects a pair at its first send
-     * (about 0.2 s on the H200 pair), kept out of the solve; what lands in
+    /* every face once at setup: NCCL connects a pair at its first send (a
+     * slow step), kept out of the solve; what lands in
      * the receive buffers is overwritten by every exchange before it is read */
     int peer[6], nf = 0;
     void *send[6], *recv[6];

@@ -7,14 +7,13 @@
  * agreement. Once every rank has it (agreed over MPI), it is closed.
  *
  * The exchanges run on a second, blocking communicator: on a non-blocking
- * one every group end hands the launch to a new host thread (measured on
- * the H200 pair, 4096^2 fp32 at 2 ranks: 210-360 us a sweep, against 25-69
- * with a blocking one). A blocking communicator split from the first
- * (ncclCommSplit) failed there with an internal error (NCCL 2.28.3), so it
- * is set up afresh. That setup, and the first exchange of every face (NCCL
- * connects a pair at its first send, about 0.2 s there, kept out of the
- * solve), run on a helper thread, which the calling thread waits for at
- * most a bounded time before all ranks agree: a rank that fails or stalls
+ * one every group end hands the launch to a new host thread, several times
+ * slower a sweep. A blocking communicator split from the first
+ * (ncclCommSplit) failed with an internal error (NCCL 2.28.3), so it is set
+ * up afresh. That setup, and the first exchange of every face (NCCL
+ * connects a pair at its first send, a slow step kept out of the solve),
+ * run on a helper thread, which the calling thread waits for at most a
+ * bounded time before all ranks agree: a rank that fails or stalls
  * there still cannot hold the others for ever.
  *
  * Calls may answer "in progress" (always on the first communicator; on the

@@ -19,10 +19,9 @@
 namespace {
 
 constexpr int kThreads = 256;
-/* Points per thread along x. Measured on an H200 (4096^2 fp64 / fp32): 4
- * points gave 3.45 / 2.7 TB/s (counting x read and y written once); 2 or 8
- * were slower, as was taking the left/right neighbours from warp shuffles
- * instead of L1 (2.6 TB/s in fp64). */
+/* Points per thread along x: 4 streamed fastest; 2 or 8 were slower, as was
+ * taking the left/right neighbours from warp shuffles instead of L1
+ * (measured: see bench/results/). */
 constexpr int kPoints = 4;
 
 __device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }

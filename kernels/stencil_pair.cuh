@@ -1,6 +1,6 @@
 /* 2D: two Jacobi sweeps in one pass over the field (tune.fuse_sweeps = 2).
  * One sweep streams two values a point (u read, un written) and cannot go
- * below that floor: 16384^2 fp32 at 90% of copy bandwidth is already there.
+ * below that floor, which large fp32 boxes already stream close to.
  * Here a warp marches its strip as relax_range_ring does and computes the
  * next sweep's row one row behind the first's: u_k is read from memory once,
  * u_{k+1} lives only in registers, u_{k+2} is written. The strip's rows
@@ -530,8 +530,8 @@ __device__ void relax_pair_ring3(const RelaxPar &P, const RelaxGeom &G, const T 
        * a last tile of fewer rows, `comp` tested each step. One march for
        * the whole block either way: __syncthreads is the aligned barrier,
        * every thread at the same instruction (a march for each value of
-       * comp ran warps through different copies of the loop's barrier:
-       * synccheck's errors, session 19) */
+       * comp would run warps through different copies of the loop's
+       * barrier, which synccheck reports as errors) */
       auto march = [&](auto comp_t) {
       constexpr int CM = decltype(comp_t)::value;
       for (int r0 = 0; r0 < nsteps; r0 += kRing3) {

@@ -115,16 +115,15 @@ __device__ __forceinline__ T relax_res3(T ce, T l, T r, T ym, T yp, T zm, T zp, 
 
 /* The squared residuals of a chunk (r: 0 where masked out) into a thread's
  * double sum. fp32 adds the four squares in float and converts once: the
- * float-to-double conversion issues at 16 a clock an SM on sm_90, so one a
- * point took about 4 us a sweep at 4096^2 (16.7M points over 132 SMs; the
- * residual every sweep cost 42.5 against 38.4 us every 100, session 14).
+ * float-to-double conversion issues at 16 a clock an SM on sm_90, too few
+ * to pay one a point.
  * The float sum rounds at 2^-24 of itself, as each fp32 residual does. Where
  * the squares could have overflowed or lost bits below float's range (a sum
- * past 2^100 or under 2^-100), they are added in double as before, so a
+ * past 2^100 or under 2^-100), they are added in double one by one, so a
  * diverging or tiny residual is measured as the host does; four exact zeros
  * are skipped (the double sum is the same; SKIP0 false: not, for the
- * register-resident kernels, where the skip cost 4% at 1024^2, session 19). fp64
- * adds each square in turn, as before. */
+ * register-resident kernels, where the skip costs more than it saves). fp64
+ * adds each square in turn. */
 template <typename T, int V, bool SKIP0 = true>
 __device__ __forceinline__ void chunk_sq_add(const T (&r)[V], double &sum) {
   if (sizeof(T) == 4) {
@@ -152,8 +151,8 @@ __device__ __forceinline__ void chunk_sq_add(const T (&r)[V], double &sum) {
 /* Of a chunk's elements from xs, those in the region swept (*xm) and the
  * owned ones among them (*om: the residual's; a chunk at the x edge of a
  * region holds points of the region beside it, which that region's sweep
- * counts: counting them here too summed them twice in the split step of an
- * x-cut box, call 27). */
+ * counts: counting them here too would sum them twice in the split step of
+ * an x-cut box). */
 template <int V>
 __host__ __device__ __forceinline__ void chunk_masks(const RelaxGeom &G, int xs, bool live, unsigned *xm, unsigned *om) {
   *xm = 0, *om = 0;
@@ -198,8 +197,8 @@ __device__ __forceinline__ typename Vec16<T>::type chunk_relax(
 
 /* The chunk's elements in xm to p. Partial chunks (a region's edges) are
  * stored element by element: merging them into one 16-byte store (load,
- * blend, store) gave STG.E.128 in the SASS but cost 7-16% on 8192^2 and
- * 16384^2 in every mode (bench/results/2026-11-30-h200x2-stencil.md, call 5).
+ * blend, store) gives STG.E.128 in the SASS but measured slower on large
+ * boxes in every mode (see bench/results/).
  * Written out, not vstore_mask: that call changed the march's PTX (induction
  * variables). */
 template <typename T>
@@ -287,23 +286,16 @@ __device__ __forceinline__ bool peer_touches(const PeerFwd &F, const RelaxGeom &
 constexpr int RELAX_THREADS = 256;
 /* 3D: the tile march (relax_range_ring3) keeps its planes in flight in shared
  * memory, not registers; COOP_RELAX3_BLOCKS lets a build try fewer blocks
- * with more registers each (DIM is every relaxation kernel's parameter). At
- * 3 (80 registers) 512^3 fp64 ran as at 4 (767 against 763 us a sweep,
- * before the task queue; session 11 call 1). */
+ * with more registers each (DIM is every relaxation kernel's parameter); 3
+ * (80 registers) ran no faster than 4. */
 #ifndef COOP_RELAX3_BLOCKS
 #define COOP_RELAX3_BLOCKS 4
 #endif
-/* 2D: 3 blocks a SM (ptxas caps them at 80 registers): at 64 the ring
- * march spilled and issued in two cycles of three (ncu, 4096^2 fp32: issue
- * active 65%, 179 warp instructions a warp row); its rows in flight are in
- * shared memory, so 24 warps a SM still cover the memory latency. Spill
- * stores / loads a thread of the whole-solve kernel at 4 and 3 blocks: fp32
- * 52/44 -> 0/0, fp32 with a source 156/168 -> 32/32, fp64 152/160 -> 48/40,
- * fp64 with a source 248/348 -> 152/152 (outside the row loop: the SASS of
- * the fp32 kernel has none between the ring wait and the back branch). H200, residual every
- * sweep, us a sweep at 4 / 3 blocks (session 14 call 3): grid 16384^2 fp32
- * 575.3 / 557.0, 8192^2 149.8 / 143.9, 4096^2 42.8 / 38.6, 2048^2 11.0 /
- * 9.3, 4096^2 fp64 83.8 / 76.0; launch 16384^2 fp32 573.5 / 568.2. */
+/* 2D: 3 blocks a SM (ptxas caps them at 80 registers): at 64 (4 blocks) the
+ * ring march spilled and issued in two cycles of three; its rows in flight
+ * are in shared memory, so 24 warps a SM still cover the memory latency. At
+ * 3 the whole-solve kernel spills far less (plain fp32 not at all) and
+ * sweeps faster at every size measured (see bench/results/). */
 #ifndef COOP_RELAX2_BLOCKS
 #define COOP_RELAX2_BLOCKS 3
 #endif
@@ -312,9 +304,9 @@ inline int relax_blocks_per_sm(int ndim) { return ndim == 3 ? COOP_RELAX3_BLOCKS
 
 /* ---- 2D: the rows ahead in a cp.async ring in shared memory ----
  * The march above keeps about one row in flight per thread (its SASS copies
- * each prefetched row into place, waiting on it), 75-80% of memcpy on large
- * boxes. Here a warp marches a strip of 32 chunks: each thread copies its
- * chunk of each row into a ring of kRing slots of its own with 16-byte
+ * each prefetched row into place, waiting on it), well short of copy
+ * bandwidth on large boxes. Here a warp marches a strip of 32 chunks: each
+ * thread copies its chunk of each row into a ring of kRing slots of its own with 16-byte
  * cp.async (L2 only), so kRing - 1 rows are in flight without registers
  * holding them; x neighbours come by shuffles, the strip's outer two by 4- or
  * 8-byte copies into the ring beside it. Each thread reads back only what it
@@ -322,10 +314,9 @@ inline int relax_blocks_per_sm(int ndim) { return ndim == 3 ? COOP_RELAX3_BLOCKS
  * own copies visible to it, and a slot is refilled after the row computed
  * from it is stored. cp.async is a weak memory operation whatever its cache
  * hint (PTX ISA, cp.async), so after grid.sync() it sees other blocks' writes
- * as the plain loads of relax_range do. The stream probe (bench/stream_probe.cu, V1 D=6): 16384^2
- * fp32 602 against 676 us a sweep, 8192^2 fp64 307 against 329
- * (bench/results/2026-12-01-h200-smem-resident.md). Same arithmetic (same
- * operands of relax_res2), so the same bits. */
+ * as the plain loads of relax_range do. It streams large boxes faster than
+ * the march (bench/stream_probe.cu; measured: see bench/results/). Same
+ * arithmetic (same operands of relax_res2), so the same bits. */
 constexpr int kRing = 6;
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void cp_async16(unsigned dst, const void *src) {
@@ -347,12 +338,10 @@ __device__ __forceinline__ void cp_async_wait() {
 /* Tasks handed out by an atomic counter (the persistent kernels): a block
  * (3D) or a warp (2D) draws its next task when it finishes one, as the
  * hardware hands blocks to SMs in a per-step launch; with every task dealt
- * in turn, every block waits for the grid's slowest at the barrier (512^3
- * fp64: grid 755 against launch 673 us a sweep, session 11 call 2).
+ * in turn, every block waits for the grid's slowest at the barrier.
  * 3D blocks draw every task. 2D warps take the first by their index and draw
- * only the rest: with 8 times the drawers, all of them at once on one counter
- * cost 3.4 us a sweep at 4096^2 fp32 and 16.5 at 8192^2 (H200, session 13
- * call 1), where the same first wave dealt in 3D lost 1-5% (call 2). Tickets
+ * only the rest: with 8 times the drawers, all of them at once contend on
+ * one counter, while the same first wave dealt in 3D was slower. Tickets
  * are never reset: each drawer draws until it gets one past the tasks, so a
  * sweep takes exactly queue_tickets() of them, and sweep k's start at base =
  * k times that, all of sweep k's draws being done before the barrier that
@@ -399,16 +388,13 @@ __host__ __device__ inline unsigned long long queue_tickets(const RelaxGeom &G, 
 }
 
 /* 2D: strips in reverse order every other sweep, so that a sweep starts
- * where the previous one ended: the rows it wrote last are still in L2 (50
- * MB) when it reads them again. u and un swap every sweep, so their order in
+ * where the previous one ended: the rows it wrote last are still in L2
+ * when it reads them again. u and un swap every sweep, so their order in
  * memory alternates with no step count to pass (launch, graph and grid
  * modes alike); task order never changes the values, only where they are
- * read from. H200, residual every sweep, us a sweep without / with (session
- * 14 call 1): grid 4096^2 fp32 44.8 / 42.5, fp64 84.8 / 83.1, 8192^2 fp32
- * 152.8 / 150.5, 16384^2 fp32 575.8 / 574.7; launch mode level (55.0 /
- * 55.1 at 4096^2 fp32: blocks start in no strict order). The same for the
- * 3D march's z-strips lost (256^3 fp64 81.4 / 83.3, 512^3 585.7 / 602.9):
- * 3D keeps one order. */
+ * read from. It gains in grid mode and is level in launch mode (blocks
+ * start in no strict order); the same for the 3D march's z-strips lost, so
+ * 3D keeps one order (measured: see bench/results/). */
 __host__ __device__ __forceinline__ bool sweep_reversed(const RelaxGeom &G, const void *u, const void *un) {
   return G.snake && (size_t)u > (size_t)un;
 }
@@ -474,8 +460,8 @@ __device__ __forceinline__ RingSmem<T> &ring_smem() {
 /* LEAN (the persistent kernels only): a task whose 32 chunks are all whole
  * and owned, on owned rows only, runs a row loop without the edge masks, and
  * fp32 Laplace unrolls it by two. The per-step kernel keeps the one loop: the
- * second copy took its fp32 source kernel from 64 to 65 registers, a block
- * a SM fewer, and 16384^2 from 836 to 874 us a sweep (2026-12-03 results). */
+ * second copy takes its fp32 source kernel from 64 to 65 registers, a block
+ * a SM fewer, and slower sweeps. */
 template <typename T, bool HAS_F, bool NORM, typename I, bool LEAN = false>
 __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
                                    const T *__restrict__ f, I t0, I ts, const TaskQueue &Q) {
@@ -526,9 +512,9 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
     /* slot s holds row m + r + 1 (copy r + 2); shared memory takes a run-time
      * slot at no cost, and a loop unrolled by kRing spilled at 64 registers.
      * PLAIN: every lane's chunk whole and owned on every row of the task, so
-     * the edge tests, masks and element stores drop out (about 137 warp
-     * instructions a row against 179, ncu 2026-12-03). fp32 Laplace has the
-     * registers to take two rows a turn; fp64 spilled at unroll 2 and lost 8%. */
+     * the edge tests, masks and element stores drop out (fewer warp
+     * instructions a row). fp32 Laplace has the registers to take two rows
+     * a turn; fp64 spills at unroll 2 and runs slower. */
     constexpr int kUnroll = LEAN && sizeof(T) == 4 && !HAS_F ? 2 : 1;
     auto march = [&](auto plain_t) {
       constexpr bool PLAIN = decltype(plain_t)::value;
@@ -573,7 +559,7 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
     else
       march(std::integral_constant<bool, false>());
     /* the next task's last lane may be another: its copies into the edge
-     * slots come after this task's last lane read them (racecheck, call 3) */
+     * slots come after this task's last lane read them (racecheck flags it otherwise) */
     __syncwarp();
   }
   cp_async_wait<0>(); /* nothing of this call left in flight (empty groups only) */
@@ -582,8 +568,8 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
 
 /* ---- 3D: planes of a block's tile in a cp.async ring in shared memory ----
  * The thread march below reads the y neighbours of every chunk from L1/L2:
- * three reads of each plane through L2 for one from DRAM, 64% of memcpy on
- * 512^3 fp64 (bench/results/2026-11-30-h200x2-stencil.md). Here a block
+ * three reads of each plane through L2 for one from DRAM, well short of
+ * copy bandwidth. Here a block
  * takes a tile of kTileX chunks x kTileY rows (32 chunks a warp) and marches it along
  * z: each plane of the tile and the rows beside it (kTileY + 2) go by 16-byte
  * cp.async into a ring of kRing3 slots shared by the block, so a plane is read
@@ -597,9 +583,8 @@ __device__ double relax_range_ring(const RelaxPar &P, const RelaxGeom &G, const 
  * relax_res3, so the same bits as the thread march and the host. */
 /* Warps along a tile row (COOP_TILE3_PIECES: 1, 2 or 4): a tile is
  * kTileX = 32 x pieces chunks by kTileY = 8 / pieces rows: wider pieces of a
- * row, more rows beside the tile read again. One measured best (session 11
- * call 4, us a sweep for 1 / 2 / 4: 512^3 fp64 grid 672 / 719 / 808, launch
- * 667 / 719 / 854, fp32 grid 359 / 369 / 537; 256^3 fp64 grid 103 / 96 / 127). */
+ * row, more rows beside the tile read again. One measured best overall
+ * (see bench/results/). */
 #ifndef COOP_TILE3_PIECES
 #define COOP_TILE3_PIECES 1
 #endif
@@ -607,7 +592,7 @@ constexpr int kPieces3 = COOP_TILE3_PIECES;
 static_assert(kPieces3 == 1 || kPieces3 == 2 || kPieces3 == 4, "COOP_TILE3_PIECES: 1, 2 or 4");
 constexpr int kTileX = 32 * kPieces3;
 constexpr int kTileY = RELAX_THREADS / 32 / kPieces3;
-#ifndef COOP_RING3_SLOTS /* 8 measured level with 6 (512^3 fp64: 667-668 against 673-676 us launch) */
+#ifndef COOP_RING3_SLOTS /* 8 slots measured no faster than 6 */
 #define COOP_RING3_SLOTS (kPieces3 == 4 ? 5 : 6) /* 4 pieces: 5 x 8 KB within 48 KB of static shared memory */
 #endif
 constexpr int kRing3 = COOP_RING3_SLOTS;
@@ -806,12 +791,9 @@ inline RelaxPar make_relax_par(const coop_stencil *s, double c) {
  * `blocks` blocks evenly. A strip costs its planes plus about kStripStart
  * more (the ring filling, and the planes beside it read again), so among
  * those the strips minimise waves x (planes a strip + kStripStart). Short
- * strips in many waves beat long ones in few (H200, grid mode, us a sweep;
- * bench/results/2026-12-02-h200-3d-strips.md): 512^3 fp64, 576 tiles, 11
- * strips of 47 planes 663, 22 of 24 612, 43 of 12 585; 511^3 (512 tiles),
- * one strip 744, 22 594; 256^3 fp64 3 strips 103, 12 of 22 planes 82; likely
- * (not measured directly) because the queue gives blocks that run slower
- * than others fewer tasks. */
+ * strips in many waves beat long ones in few (measured: see bench/results/),
+ * likely (not measured directly) because the queue gives blocks that run
+ * slower than others fewer tasks. */
 constexpr int kStripStart = 3;
 constexpr int kStripPlanes = 12;
 /* COOP_RING3_STRIPS: strips a tile for benchmark sweeps (bench/stencil3d.sh
@@ -877,12 +859,9 @@ inline int ring3_plan(RelaxGeom *g, long long blocks) {
  * its tile (the first sweep's kTileY rows less the two beside them) over a
  * strip of planes, and also computes the first sweep on the planes beside
  * the strip and fills its ring. Long strips win here, unlike the one-sweep
- * march's: 512^3 fp64, us a sweep for 6 / 11 / 22 / 43 strips of a tile
- * (86 / 47 / 24 / 12 planes): 497 / 508 / 545 / 618 (H200, session 18 call
- * 3). kPairStripStart (a strip's cost beyond its planes, in planes) and the
- * cap are set so that the plan takes the measured best: 6 strips at 512^3
- * (507 from the plan, call 4), 3 of 86 planes at 256^3 (77.2 against 77.7
- * for 6). */
+ * march's. kPairStripStart (a strip's cost beyond its planes, in planes) and
+ * the cap are set so that the plan takes the measured best (see
+ * bench/results/). */
 constexpr int kPairTileY = kTileY - 2;
 constexpr int kPairStripStart = 16;
 #ifndef COOP_PAIR3_PLANES /* planes a strip at most (benchmark builds try others) */
@@ -893,7 +872,7 @@ constexpr int kPairStripStart = 16;
  * tile of one chunk, which costs a block task as a whole tile does (512^3
  * fp64: 9 tiles along x for 8 tiles' work). Where the chunks before it fill
  * whole tiles, the tile before it sweeps that point as its outer column
- * (pabsorb): 16% less time a sweep (bench/results/2026-12-03-h200-3d-pair.md). */
+ * (pabsorb), saving that block task (measured: see bench/results/). */
 inline int ring3_pair_plan(RelaxGeom *g, long long blocks, int V) {
   const long long nch = g->nch;
   g->pabsorb = nch >= 2 * kTileX + 1 && (nch - 1) % kTileX == 0 && (g->x1 - 1) % V == 0;
@@ -905,12 +884,8 @@ inline int ring3_pair_plan(RelaxGeom *g, long long blocks, int V) {
 
 /* 2D warp tasks: at most kRing2Rows rows (COOP_RING2_ROWS: another cap for
  * benchmark sweeps, read once). Short tasks from the queue balance the
- * warps: H200, residual every sweep, us a sweep for caps 16 / 32 / 64 / 128
- * against main's one task a warp (session 13 call 2): 16384^2 fp32 grid
- * 579 / 593 / 608 / 614 (main 624), launch 563 / 580 / 601 (632); 8192^2
- * fp32 grid 154 / 156 / 155 / 167 (166); 16384^2 fp64 grid 1152 / 1179 /
- * 1200 / 1201 (1227); 4096^2 fp64 87.3 / 89.7 / 92.6 (90.8); 4096^2 fp32
- * the one loss, 43.8 / 42.6 / 42.6 (43.4). */
+ * warps: the shortest cap tried beat one task a warp at every size but one
+ * small box (measured: see bench/results/). */
 constexpr int kRing2Rows = 16;
 inline long long ring2_rows() {
   static const long long cap = [] {
@@ -985,8 +960,8 @@ inline int relax_geom_try(const coop_stencil *s, const coop_region *r, long long
   const long long base = d3 ? (long long)g.nch * g.qn : (g.nch + 31LL) / 32 * 32;
   /* as many strips as fill the threads once: one task per thread, so a
    * persistent thread marches one long column instead of several short ones
-   * in turn (each start waits on its first rows: with tasks capped at 64 rows
-   * the persistent kernel lost 4-20% to the per-step one on 16384^2 and 512^3) */
+   * in turn (each start waits on its first rows: capped tasks make the
+   * persistent kernel slower than the per-step one on large boxes) */
   long long strips = target / base;
   if (strips < 1) strips = 1;
   if (strips > g.mn) strips = g.mn;
@@ -994,8 +969,8 @@ inline int relax_geom_try(const coop_stencil *s, const coop_region *r, long long
   g.nstrips = (g.mn + g.ry - 1) / g.ry;
   const long long tasks = base * g.nstrips;
   /* 2D warp tasks: strips of at most ring2_rows() rows (the ring march with
-   * the queue, where 64-row tasks dealt in turn had lost: more tasks than
-   * warps, so the queue evens out the warps), or the strips above where so
+   * the queue: more tasks than warps, so the queue evens out the warps; long
+   * tasks dealt in turn were slower), or the strips above where so
    * many would not fit the launch kernel's 32-bit thread numbers */
   auto wfits = [&](long long w) { return 2 * 32 * w + target + 4096LL * RELAX_THREADS < (1LL << 32); };
   g.wry = d3 ? g.ry : (int)(g.ry < ring2_rows() ? g.ry : ring2_rows());

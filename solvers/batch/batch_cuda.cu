@@ -64,9 +64,9 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kK = 2;             /* values per group reduction (CG: (r,z) and (r,r)) */
 constexpr int kMaxCluster = 8;    /* portable cluster size */
 constexpr int kRowsPerBlock = 2048; /* auto: rows one block takes (8 per thread) */
-/* row kernels: 5 blocks an SM, as before they split into levels (the split
- * path would take 80 registers and 3 blocks an SM; capped, it spills a few
- * loop variables instead) */
+/* row kernels: the level split must not cost blocks an SM (uncapped, the
+ * split path would take 80 registers and 3 blocks an SM; capped, it spills
+ * a few loop variables instead) */
 constexpr int kRowMinBlocks = 4;
 constexpr int kLaunchCheck = 8;   /* launch mode: steps between reads of the active count */
 /* a software barrier waits this long for its group before the kernel gives
@@ -997,8 +997,8 @@ int auto_blocks(const Shape &s, long long resident) {
 /* sync = auto: a ragged batch runs split rows (solve_levels), unless clc
  * runs it (no rows). Else the cheapest barrier that gives each problem the blocks of
  * auto_blocks. One block: __syncthreads() (a few ns); 2 to 8: a cluster,
- * whose hardware barrier costs 0.2 us against about 1 us for a software one
- * (gpu-machine/README.md); more: a row. So a batch that fills the GPU one
+ * whose hardware barrier is several times cheaper than a software one;
+ * more: a row. So a batch that fills the GPU one
  * block per problem (4096 problems of 64K rows) runs blocks, a few large
  * problems run rows, and in between clusters. Clc runs no rows: it caps at a
  * cluster of 8. bench/batched.sh measures these choices. */

@@ -26,9 +26,7 @@
  * the grid barrier every block sums all partials in the same order, so all
  * blocks hold bit-identical scalars and take identical branches. Sets
  * alternate by barrier: a set read after barrier k is next written after
- * barrier k+1, when every block has finished reading it. Measured on the
- * H200: grid.sync() 1.0 us; a barrier with its reduction 1.8 us on 132
- * blocks, 2.1 us on 264.
+ * barrier k+1, when every block has finished reading it.
  *
  * Memory: vectors written inside the kernel are read with plain loads (never
  * the read-only path: ld.global.nc is not coherent with writes made while the
@@ -53,17 +51,16 @@ constexpr int kMaxWarps = kThreads / 32;
  * fit without spills on sm_90 and sm_100 (64 registers: CG on the stencil,
  * BiCGStab; 85: CG and single-reduction CG on CSR; 128: pipelined CG and
  * single-reduction CG on the stencil, which spills at 85). Streaming is latency bound
- * (too few loads in flight): CG at 4096^2 took 566 us an iteration at 3
- * blocks an SM, 552 at 4. */
+ * (too few loads in flight), so more resident blocks help where they fit. */
 constexpr int kMinBlocksCgStencil = 4, kMinBlocksCgCsr = 3, kMinBlocksBicg = 4, kMinBlocksPipe = 2,
               kMinBlocksCgsrStencil = 2, kMinBlocksCgsrCsr = 3;
 constexpr int kMaxBlocks = 1024;             /* partials each block re-reads per barrier */
 constexpr int kMaxRed = 3;                   /* values in one reduction */
 constexpr int kCacheRows = 4;                /* rows per thread of the cached variant */
 constexpr int kVecAlign = 32;                /* vector starts 256-byte aligned */
-/* L2 prefetch distance when streaming, in steps of a thread's walk. Measured
- * on the H200 at 4096^2: strips with a per-warp bulk prefetch 2 steps ahead
- * beat per-thread prefetches 4 ahead by 4-7% (8 or 16 ahead were slower). */
+/* L2 prefetch distance when streaming, in steps of a thread's walk: strips
+ * with a per-warp bulk prefetch 2 steps ahead beat per-thread prefetches 4
+ * ahead, and farther ahead was slower (measured: see bench/results/). */
 constexpr int kAheadFlat = 4, kAheadStrips = 2;
 
 /* Arithmetic with one rounding per operation: what host C computes for the
@@ -1401,8 +1398,7 @@ extern "C" int coop_kg_default_blocks(const coop_kg_op *A, coop_kg_method m, int
   if (most < 1 || A->n <= 0) return 0;
   COOP_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   /* the fewest whole waves of SMs for which the cached variant fits: barriers
-   * and partial sums cost less on fewer blocks (H200: 5.8 us a CG iteration
-   * at 65k unknowns on 132 blocks, 6.7 on 396) */
+   * and partial sums cost less on fewer blocks */
   for (int b = sms; b < most; b += sms)
     if (cached_fits(A, b, *threads)) {
       *blocks = b;

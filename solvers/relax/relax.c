@@ -53,13 +53,11 @@ struct coop_relax {
   int ph_sweep, ph_halo, ph_check;
 };
 
-/* auto (bench/results/2026-11-30-h200x2-stencil.md): the persistent kernel
- * wherever cooperative launch works (same step code and occupancy as launch
- * mode; it saves a launch per step and, with a residual each check, a host
- * round trip per check: 5.3 against 21 us a sweep at 1024^2). Since the n-step
- * kernel takes its regions as a constant-bank parameter it ties launch mode
- * between exchanges too (2 ranks, ghost 8: 682.9 against 680.4 us a sweep at
- * 16384^2 fp64, 327.5 against 328.5 at 8192 x 16384), where it had lost 20-27%. */
+/* auto: the persistent kernel wherever cooperative launch works (same step
+ * code and occupancy as launch mode; it saves a launch per step and, with a
+ * residual each check, a host round trip per check). The n-step kernel
+ * takes its regions as a constant-bank parameter, so it ties launch mode
+ * between exchanges too (measured: see bench/results/). */
 static int pick_mode(coop_relax *r) {
   coop_solve *sv = r->sv;
   if (!sv->be->device_memory) return MODE_HOST;
@@ -136,20 +134,10 @@ static int plan_peers(coop_relax *r) {
 /* tune.fuse_sweeps: two sweeps a pass halve the field's traffic but compute
  * the strip's outer rows and columns twice and hold more registers (80, with
  * spills); they win where the sweep streams from memory and lose while much
- * of the field stays in L2 between sweeps. H200 (60 MB of L2), residual every
- * sweep, us a sweep for one / two, by the two fields' bytes, with the PLAIN
- * task path (bench/results/2026-12-03-h200-pair-plain.md): 2048^2 fp32 34 MB
- * 9.16 / 11.28; 2304^2 fp32 42 MB 10.56 / 14.18; 2560^2 fp32 52 MB 15.77 /
- * 17.78; 2896^2 fp32 67 MB 20.37 / 19.81; 2048^2 fp64 67 MB 21.26 / 17.91;
- * 3072^2 fp32 75 MB 23.43 / 20.64; 16384^2 fp64 with a source 1635 / 1158.
- * Two where the two fields (f not counted) exceed the L2; 60-67 MB is not
- * measured. 3D (relax_pair_ring3, bench/results/2026-12-03-h200-3d-pair.md),
- * one / two: 512^3 fp64 586 / 507, fp32 316 / 297, 384^3 fp64 254 / 226,
- * 256^3 fp64 79.7 / 77.2, fp32 52.2 / 50.1; with a source 512^3 fp32 486 /
- * 385 but fp64 909 / 989 (the source's loads on top of 128 registers): 3D
- * fp64 with a source sweeps once, and 3D takes two sweeps only where the two
- * fields exceed four times the L2 (256^3 fp64, 268 MB, gains 3%; smaller 3D
- * boxes are not measured). */
+ * of the field stays in L2 between sweeps. So 2D takes two where the two
+ * fields (f not counted) exceed the L2. 3D (relax_pair_ring3) takes two only
+ * where they exceed four times the L2, and never fp64 with a source (the
+ * source's loads on top of 128 registers lose). Measured: see bench/results/. */
 static int pair_wanted(const coop_solve *sv) {
   if (sv->fuse_sweeps_req) return sv->fuse_sweeps_req == 2;
   const coop_grid *g = &sv->s->grid;
@@ -274,8 +262,8 @@ static int setup_device(coop_relax *r) {
   /* ranks with neighbours that sweep between exchanges: two steps a pass in
    * the n-step kernel, by the rule a rank alone follows on its own box (2D;
    * a block of g steps has g plain ones, g - 1 with the overlap's split
-   * step). Two ranks sharing one H200: 8-24% less time a sweep than one
-   * step a pass (bench/results/2026-12-04-h200-pair-ranks.md) */
+   * step). Two ranks sharing one GPU sweep faster so than at one step a
+   * pass (measured: see bench/results/) */
   if (!r->alone && sv->s->grid.ndim == 2 && pair_wanted(sv) && r->g >= (r->overlap ? 3 : 2)) {
     int per_sm = 0;
     COOP_CHECK(coop_relax_occupancy_cuda(sv->s, sv->f != NULL, 4, &per_sm));

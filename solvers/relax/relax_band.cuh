@@ -75,9 +75,8 @@ __device__ __forceinline__ double mask_sel(double x, double y, unsigned m) {
 /* x if element e is owned, else y: by a bit of om (a predicate each), or
  * by a word mask (a LOP3 each, no predicate). The four predicates took more
  * than the shared-memory kernel's row loop had left, so ptxas kept them in
- * a register's bits and unpacked them every row (about 15 instructions a
- * row, ptxas sm_90, session 20); in the register kernel the masks spilled
- * instead. */
+ * a register's bits and unpacked them every row; in the register kernel
+ * the masks spilled instead. */
 template <typename T>
 __device__ __forceinline__ T own_sel(unsigned om, int e, T x, T y) {
   return (om >> e) & 1u ? x : y;

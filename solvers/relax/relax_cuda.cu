@@ -202,9 +202,8 @@ __device__ bool peer_sync(const PeerLoop &L, unsigned long long S, bool norm, co
 }
 
 /* The multi-rank whole solve sweeps with the thread march (relax_range, for
- * peer_forward) and keeps the bound it was measured at on two GPUs, 4 blocks
- * a SM (bench/results/2026-12-01-h200x2-nccl-fused.md): the 2D kernels' 3
- * has not run on two GPUs, and that march lost 14% at 3 before (380f4b0). */
+ * peer_forward) and keeps 4 blocks a SM, the bound it was measured at on two
+ * GPUs: the 2D kernels' 3 is untried there and was slower for that march. */
 constexpr int solve_min_blocks(int dim, bool peers) {
   return dim == 3 ? COOP_RELAX3_BLOCKS : peers ? 4 : COOP_RELAX2_BLOCKS;
 }
@@ -276,8 +275,7 @@ __global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
  * u. The field holding the answer is not the iterations' parity after an odd
  * number of passes: st->flip says so. */
 /* 3D: 2 blocks a SM (128 registers): at 3 (80) the march spilled in its
- * plane loop; 512^3 fp64, us a sweep, 3 / 2 blocks: 598 / 516 (ghost 2),
- * fp32 270 / 267 (bench/results/2026-12-03-h200-3d-pair.md) */
+ * plane loop and swept slower (measured: see bench/results/) */
 #ifndef COOP_PAIR3_BLOCKS
 #define COOP_PAIR3_BLOCKS 2
 #endif
@@ -435,10 +433,8 @@ extern "C" int coop_relax_blocks_per_sm_cuda(int ndim) { return relax_blocks_per
 /* Rows a thread marches, at least, before the grid is cut down: on a small
  * grid the full resident grid gives each thread 1-2 rows, loads four rows
  * for two (the rows beside a strip are read by its neighbours too) and pays
- * the barrier over every block. 1024^2 fp32, residual every sweep / every
- * 100 (H200, bench/results/2026-11-30-h200x2-stencil-blocks.md): 528 blocks
- * (2 rows each) 4.95 / 4.15 us a sweep, 264 (4 rows) 4.46 / 3.39, 132 (8 rows)
- * 5.16 / 3.77. */
+ * the barrier over every block; 4 rows a thread beat 2 and 8 (measured: see
+ * bench/results/). */
 constexpr int kMinRowsPerThread = 4;
 
 extern "C" int coop_relax_fit_blocks_cuda(const coop_stencil *s, int most, int sms) {

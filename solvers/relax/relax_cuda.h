@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 /* Sweeps between grid barriers of the register-resident solve, at most, and
- * when tune.resident_depth is auto (bench/results/2026-12-01-h200-resident-depth.md). */
+ * when tune.resident_depth is auto (measured: see bench/results/). */
 #define COOP_RELAX_MAX_DEPTH 4
 #define COOP_RELAX_AUTO_DEPTH 4
 

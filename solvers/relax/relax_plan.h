@@ -17,9 +17,9 @@ extern "C" {
  * also writes the band to memory (the checkpoint), so a stop re-runs at most
  * this many sweeps, or the checks' interval where that is longer. */
 #define COOP_SMEM_CKPT_SWEEPS 32
-/* The shapes measured, all faster than streaming: 9 to 32 warps a block and
- * bands of 1 to 46 rows. Outside them (a few warps marching hundreds of
- * dependent rows) the box streams until a measurement says otherwise. */
+/* The plan keeps to shapes measured faster than streaming (see
+ * bench/results/). Outside them (a few warps marching hundreds of dependent rows) the box
+ * streams until a measurement says otherwise. */
 #define COOP_SMEM_MIN_THREADS 256
 #define COOP_SMEM_MAX_ROWS 64
 
@@ -41,14 +41,10 @@ int coop_smem_plan_fit(int64_t nch, int64_t ny, int tsize, int has_f, int sms,
 /* tune.fused_halo = auto: the multi-rank whole solve (one kernel a rank,
  * halos stored into the neighbours) where the two fields of the rank's box
  * are at most this many times the L2. It saves a launch or an exchange a
- * step, about 10-25 us on the H200 pair, but its thread march streams
- * 8-15% slower than the per-step kernels' ring march; the two cross near
- * 170 us a sweep. 2 ranks, us a sweep, fused / per-step kernels between
- * GPU exchanges (best of ipc, nccl) / launch (bench/results/2026-12-04-
- * h200x2-fullwarp-fused.md): 4096^2 fp32 every sweep (67 MB a rank) 26.8 /
- * 54.6 / 63.4; 8192^2 fp64 every 100 (537 MB) 169.5 / 155.8 / 168.3, every
- * sweep 168.9 / 178.1 / 183.5; 16384^2 fp32 every 100 (1074 MB) 331.8 /
- * 292.2 / 308.3; 16384^2 fp64 every sweep (2147 MB) 654.5 / 592.3 / 595.2. */
+ * step, but its thread march streams slower than the per-step kernels' ring
+ * march, so on large boxes, where streaming dominates a sweep, the per-step
+ * kernels win; this factor is about where the two cross (measured: see
+ * bench/results/). */
 #define COOP_FUSED_MAX_L2 12
 /* 1: the multi-rank whole solve fits a box whose two fields take
  * two_fields bytes on a GPU with l2 bytes of L2 (0 or less: unknown, and

@@ -2,10 +2,9 @@
  * the chip: the field lives in the threads' registers across sweeps, and only
  * the two edge rows of each block's band go through memory (L2) each sweep.
  *
- * Why: at 1024^2 fp32 the streaming kernel (solvers/relax/relax_cuda.cu) spends a
- * sweep on L2 round trips (load, store drain) and the grid barrier; the bytes
- * are not the limit (ncu: 99.5% L2 hit rate, 27% of L2 throughput, 43% of
- * stalls at the barrier). Here a sweep reads no field from memory at all.
+ * Why: on a box this small the streaming kernel (solvers/relax/relax_cuda.cu)
+ * spends a sweep on L2 round trips (load, store drain) and the grid barrier,
+ * not on bytes. Here a sweep reads no field from memory at all.
  *
  * Layout: block b owns a band of consecutive owned rows, split among G groups
  * of threads (at most R rows each); thread t of a group owns chunk t (16
@@ -18,15 +17,13 @@
  * neighbouring bands' edge rows, stored to the field in memory before the
  * grid barrier and loaded after it. More groups, fewer rows a thread: the
  * sweep is latency-bound at one block per SM, so G groups of R rows beat one
- * of G R rows (1024^2 fp32: bench/results/2026-11-30-h200x2-resident.md).
+ * of G R rows (measured: see bench/results/).
  *
- * Where the time goes (H200, bench/results/2026-11-30-h200x2-resident.md):
- * a sweep costs about 2.5 us at any size up to 1024^2: the grid barrier and
- * two L2 round trips (the edge stores drained before it, the edge loads
- * after), not the points. A version without the grid barrier, each edge
- * chunk sent as tagged 64-bit words that the neighbour polls and the sum
- * read two sweeps late, was slower (1024^2 fp32: 4.6 against 3.75 us a sweep
- * with the residual every sweep, 2.9 against 2.7 every 100).
+ * Where the time goes: a sweep costs about the same at any size that fits:
+ * the grid barrier and two L2 round trips (the edge stores drained before
+ * it, the edge loads after), not the points. No grid barrier, with each
+ * edge chunk sent as tagged 64-bit words that the neighbour polls and the
+ * sum read two sweeps late, is slower than the barrier it would replace.
  *
  * Same arithmetic as every other mode (relax_res2, same operands), so the
  * iterates have the same bits. A norm step keeps the field it measured in
@@ -63,7 +60,7 @@ constexpr int depth_threads(int R) { return R <= 4 ? 512 : 0; }
  * columns; lane 0 of a group's first warp and lane 31 of its last read the
  * slot beside theirs (another group's, or the other side's): the value
  * feeds only a ghost element, which is not updated, and the test it replaced
- * cost instructions a row (ptxas sm_90, session 20). The per-element
+ * cost instructions a row. The per-element
  * selects stay predicates: word masks (ChunkMask) spilled here. */
 template <typename T, bool HAS_F, bool NORM, int R, typename OWN>
 __device__ __forceinline__ double band_sweep_own(const RelaxPar &P, typename Vec16<T>::type (&v)[R],
@@ -92,8 +89,7 @@ __device__ __forceinline__ double band_sweep_own(const RelaxPar &P, typename Vec
     VT fv;
     if (HAS_F) fv = fp[r * fstride];
     if (NORM) save[r * blockDim.x + threadIdx.x] = cur;
-    /* SKIP0 false: the zero-residual skip cost 4% at 1024^2 fp32 here
-     * (3.79-3.84 against 3.65-3.67 us a sweep, H200, session 19) */
+    /* SKIP0 false: here the zero-residual skip costs more than it saves */
     const VT out = band_chunk<T, HAS_F, true, NORM, false, OWN>(cur, prev, nxt, fv, left, right, om, w0, w1, diag, c, sum);
     v[r] = out;
     last = out; /* the band's last row, for publish (no indexing of v by rows) */
@@ -359,8 +355,7 @@ __global__ void __launch_bounds__(depth_threads(R), 1)
   __shared__ double s_sum[D];
 
   const unsigned om = band_om<T>(G, live, xs);
-  /* no select-free path here: 512^2 fp32 with it measured level to 4% slower
-   * (2.14-2.33 against 2.23-2.33 us a sweep, H200, 2026-12-04) */
+  /* no select-free path here: it measured no faster, at times slower */
   const bool full = false;
 
   VT v[R];
@@ -583,9 +578,9 @@ extern "C" int coop_relax_resident_plan_cuda(const coop_stencil *s, int has_f, l
     if (fits) break;
   }
   /* then more sweeps a round with the same rows a thread, in as few more
-   * groups as give bands of D rows. auto takes 4 or none: on the H200, 4
-   * gained 12-20% at 128^2 to 512^2 with a check every sweep, 2 lost as
-   * often as it gained (bench/results/2026-12-01-h200-resident-depth.md) */
+   * groups as give bands of D rows. auto takes 4 or none: 4 gained on small
+   * boxes checked every sweep, 2 lost as often as it gained (measured: see
+   * bench/results/) */
   if (fits && depth != 1) {
     const coop_relax_resident one = *p;
     for (int D : kDepths) {

@@ -4,9 +4,8 @@
  * band of consecutive owned rows per block (one block per SM), and only the
  * band's two edge rows go through memory (L2) each sweep.
  *
- * Why: 2048^2 fp32 (16.8 MB, 127 KB a band on 132 SMs) streamed from L2 at
- * 3.8 TB/s, 8.9 us a sweep (bench/results/2026-12-01-h200x2-nccl-fused.md);
- * a shared-memory pass over a band is about 0.6 us.
+ * Why: on a box this size a sweep streamed from L2 costs many times a
+ * shared-memory pass over a band (measured: see bench/results/).
  *
  * Layout: thread t owns chunk t (16 bytes) of every row of its block's band,
  * ghost columns included, as in the register kernel. A sweep updates the band
@@ -28,13 +27,9 @@
  * them, [row][chunk]); a stop reloads the band and the rows beside it from
  * there and sweeps again up to the iterate measured, the same sweeps with
  * the same bits. The last check (max_iter) is a read-only pass, so a run to
- * max_iter never re-runs. Replay replaced a read-only pass, a barrier and
- * the stop test before each update (two passes), which cost 5.6 us a check
- * at 2048^2 fp32 and so streamed the box for close checks: on the H200,
- * 2048^2 fp32, us a sweep, replay against two passes 6.40-6.52 / 7.00-7.35
- * a check every 4 sweeps, 5.75-5.92 / 5.60-5.80 every 100; against
- * streaming 8.72 / 9.24-9.35 every sweep
- * (bench/results/2026-12-03-h200-smem-replay.md).
+ * max_iter never re-runs. Replay rather than a read-only pass, a barrier
+ * and the stop test before each update (two passes): the extra pass a check
+ * made close checks cost more than streaming the box (see bench/results/).
  *
  * Same arithmetic as every other mode (relax_res2, same operands): the
  * iterates have the same bits. */
@@ -69,14 +64,13 @@ constexpr int kSmemCaps[] = {576, 768, COOP_SMEM_MAX_THREADS};
  * the old values go to S (same layout as F: shared memory, or the
  * checkpoint in memory).
  *
- * Instructions a row (ptxas sm_90, session 20): owned elements selected by
- * word masks (ChunkMask), indices advanced by adds, the last two rows
- * peeled (the loop kept selects and a 64-bit address a row), the loop
- * unrolled by 3 (the rotation's moves): 109 SASS a plain fp32 row -> 50.
- * Loads a row ahead of the row they feed, issued before the stores between
- * (which the compiler cannot tell apart from them): at 17 warps a SM
- * (2048^2 fp32) the pass was latency-bound, about half the issue rate
- * (2048^2 fp32, us a sweep: 4.95 -> 4.39 with checks 100 apart). */
+ * Instructions a row: owned elements selected by word masks (ChunkMask),
+ * indices advanced by adds, the last two rows peeled (the loop kept selects
+ * and a 64-bit address a row), the loop unrolled by 3 (the rotation's
+ * moves); together they more than halve a plain fp32 row's SASS. Loads go a
+ * row ahead of the row they feed, issued before the stores between (which
+ * the compiler cannot tell apart from them): with few warps a SM the pass
+ * is otherwise latency-bound. */
 template <typename T, bool HAS_F, bool FA, bool UPDATE, bool NORM, bool SAVE, typename OWN>
 __device__ __forceinline__ double band_pass_own(const RelaxPar &P, typename Vec16<T>::type *F, int nthr,
                                                 int rows, const typename Vec16<T>::type &up,
@@ -217,9 +211,7 @@ __global__ void __launch_bounds__(MAXT, 1)
   const bool lane0 = lane == 0, lane31 = lane == 31;
   const int es = 2 * rmax * nw; /* one parity's edge columns */
   /* f two rows ahead: fp32 where the registers allow. fp64 reads f in its
-   * row: ahead it cost 31% at 1400^2 with a source and 10% at 1024^2 (H200,
-   * session 20: 9.0 main, 11.9-12.1 ahead, 10.2-10.3 in its row with the
-   * loop unrolled, 8.9-9.1 in its row without) */
+   * row: loaded ahead (or with the loop unrolled) it measured slower */
   constexpr bool FA = MAXT < COOP_SMEM_MAX_THREADS && sizeof(T) == 4;
   /* the warps' end columns of the band in F into parity p */
   auto put_ecol = [&](int p) {
@@ -315,8 +307,8 @@ __global__ void __launch_bounds__(MAXT, 1)
        * first grid barrier keeps the first re-run sweep from publishing
        * into new_f while a slower neighbour still loads the check's edge
        * rows from it; the second keeps the stores of the answer from
-       * landing on edge rows a neighbour still loads (session 19's review:
-       * both overlaps stored the same bits, but raced). */
+       * landing on edge rows a neighbour still loads (both overlaps would
+       * store the same bits, but would still race). */
       T *const ans = cur_f;
       if (live)
         for (int r = 0; r < rows; r++) F[r * nthr] = ck[r * nthr];

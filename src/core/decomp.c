@@ -13,8 +13,8 @@ int coop_decomp_dims(int size, int ndim, const int64_t global_n[3], int dims[3])
   COOP_MPI(MPI_Dims_create(size, ndim, f)); /* non-increasing factors */
   /* axes by length, longest first; among equal lengths the slower axis
    * first (z, y, x): its cut faces are whole rows or planes, contiguous in
-   * memory. 4096^2 fp32 at 2 ranks with the fused halo kernel, cut across y
-   * against x (H200 pair): see bench/results/2026-12-01-h200x2-nccl-fused.md */
+   * memory; with the fused halo kernel a cut across y also measured faster
+   * than one across x (see bench/results/) */
   for (int a = 0; a < ndim; a++) order[a] = ndim - 1 - a; /* the sort below is stable */
   for (int a = 1; a < ndim; a++)
     for (int b = a; b > 0 && global_n[order[b]] > global_n[order[b - 1]]; b--) {

@@ -27,7 +27,7 @@ int coop_problem_init(coop_problem *p, const char *type, int ndim, int mode, con
 
 /* The exact solutions are products of one factor per axis, so the bulk loops
  * below evaluate n_x + n_y + n_z transcendental functions, not one per point
- * (at 16384^2 the pointwise form took seconds); exact() multiplies the same
+ * (the pointwise form is far slower on large grids); exact() multiplies the same
  * factors in the same order, so both give the same bits. */
 static double factor(const coop_problem *p, int a, double xa) {
   const double pi = M_PI;
