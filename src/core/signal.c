@@ -38,16 +38,25 @@ int coop_signal_install(void) {
     if (sigaction(sigs[i], &sa, NULL) != 0)
       return COOP_ERROR(COOP_ERR_RUNTIME, "cannot install the handler of signal %d", sigs[i]);
   /* SIGINT and SIGHUP end the run as before, less its temporaries; one
-   * inherited as ignored (nohup) stays ignored */
+   * inherited as ignored (nohup) stays ignored. What was inherited is read on
+   * the first call, before MPI_Init: a library may install its own handler
+   * (a nohup run on the GPU machine died of SIGHUP so), which a later call
+   * replaces with SIG_IGN again. */
   static const int ends[] = {SIGINT, SIGHUP};
+  static int known, ignored[2];
+  struct sigaction ign;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
   sa.sa_handler = on_fatal;
   sa.sa_flags = SA_RESETHAND;
   for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
     struct sigaction old;
-    if (sigaction(ends[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
-    if (sigaction(ends[i], &sa, NULL) != 0)
+    if (!known) ignored[i] = sigaction(ends[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+    if (sigaction(ends[i], ignored[i] ? &ign : &sa, NULL) != 0)
       return COOP_ERROR(COOP_ERR_RUNTIME, "cannot install the handler of signal %d", ends[i]);
   }
+  known = 1;
   return 0;
 }
 
