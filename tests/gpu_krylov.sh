@@ -133,10 +133,13 @@ ITS=3 compare cd-bicgstab --set "problem.matrix=$DATA/convdiff.mtx" --set solver
 compare hg-cg --set "problem.matrix=$DATA/hangGlider_2.mtx" --set solver.name=cg --set solver.pc=none --set solver.max_iter=3000
 # pipelined CG's residual replacement: on 1138_bus with Jacobi to rtol 1e-12
 # its recurrences drift from b - A x (tests/krylov.sh); the persistent kernel
-# replaces them as solvers/krylov/pipecg.c does, at its own check points (so the
-# iterations may differ from the host's by a few percent). Every run ends
-# converged with the true residual within 3x the tolerance.
-ITS=150 compare bus1138-pipecg --set "problem.matrix=$DATA/1138_bus.mtx" --set solver.pc=jacobi \
+# replaces them as solvers/krylov/pipecg.c does, at its own check points.
+# Where the replacements fall moves with the summation order, and the
+# iterations with them (an H100: grid 1115, launch 1257, host 1103), so the
+# bound is the one tests/krylov.sh sets on the host: at most 1.5x CG's 1032
+# iterations, 445 more than the host's pipelined CG. Every run ends converged
+# with the true residual within 3x the tolerance.
+ITS=445 compare bus1138-pipecg --set "problem.matrix=$DATA/1138_bus.mtx" --set solver.pc=jacobi \
   --set solver.rtol=1e-12 --set solver.max_iter=5000 --set solver.name=pipecg
 if [ -e "$TMP/bus1138-pipecg-grid-1b.h5" ]; then
   for run in host launch-1 grid-1 launch-2; do
