@@ -12,6 +12,8 @@
 #include <stdio.h>
 
 #include "core/comm.h"
+#include "io/config.h"
+#include "io/io.h"
 #include "kernels/backend.h"
 #include "kernels/halo.h"
 #include "kernels/op.h"
@@ -24,19 +26,18 @@
 
 struct coop_ckpt; /* solvers/checkpoint.h */
 
+/* The generic core of a solve: what every family reads (communicator,
+ * backend, the problem in Krylov or grid form, the stop control and the
+ * checkpoints) and the results every family reports. A family reads its own
+ * keys (solver.*, tune.*) from cfg at setup and keeps its options and its
+ * kernel-path results in its data; its callbacks print and record them. */
 typedef struct {
   /* set by the caller */
   const coop_comm *comm;
   coop_backend *be;
-  const char *sync;      /* run.sync: auto, grid or launch (ignored on the host) */
+  const coop_config *cfg; /* the run's options, validated */
+  const char *sync;      /* run.sync: auto, grid, launch or graph (ignored on the host) */
   int blocks;            /* tune.blocks: persistent grid size, 0 = all that fit */
-  int overlap;           /* tune.overlap: halo exchange beside the interior (grid solvers) */
-  int fused_halo;        /* tune.fused_halo: grid mode over a node's GPUs in one kernel each (-1: auto) */
-  int resident;          /* tune.resident: a small 2D box held on the chip across sweeps */
-  int resident_depth_req; /* tune.resident_depth: most sweeps between grid barriers (0: auto) */
-  int fuse_sweeps_req;   /* tune.fuse_sweeps: sweeps a pass of the streamed 2D whole solve (1, 2; 0: auto) */
-  const char *pc;        /* solver.pc: none or jacobi */
-  int cg_single_reduction; /* solver.cg_single_reduction: cg in Chronopoulos-Gear form */
   int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none; COOP_MONITOR_AUTO: about 20 */
   int monitor_res, monitor_it; /* auto: the twentieths of the way to rtol and to max_iter last shown */
   int64_t global_n;      /* unknowns on all ranks, for throughput */
@@ -45,35 +46,27 @@ typedef struct {
   /* Krylov form */
   coop_op *A;
   coop_vec *b, *x; /* x: the initial guess in, the solution out */
-  /* grid form (Jacobi) */
+  /* grid form */
   coop_halo *halo;
   const coop_stencil *s;
   void *u, *unew; /* backend memory; both hold the boundary values */
   const void *f;  /* NULL: a zero right-hand side (never read) */
-  /* heat (explicit time stepping of u_t = alpha lap(u) + f) */
-  double alpha, dt; /* dt > 0 only for heat (its setup sets the step it takes) */
-  /* time series: every snapshot_every steps (0: none) the solver calls
+  /* time stepping: every snapshot_every steps (0: none) the solver calls
    * snapshot(ctx, u, step, time) with the field in backend memory, ghosts
    * current; the driver writes it (solvers never write files) */
   int64_t snapshot_every;
   int (*snapshot)(void *ctx, const void *u, int64_t step, double time);
   void *snapshot_ctx;
   /* results */
-  const char *mode;      /* host, launch or grid: how it ran */
+  const char *mode;      /* host, launch, graph or grid: how it ran */
+  double dt;             /* the time step a time-stepping method took, else 0 */
   int barriers;          /* grid barriers per iteration in grid mode, else 0 */
+  int barrier_its;       /* iterations per barrier where several share one (else 0 or 1) */
   double bytes_per_iter; /* this rank's bytes moved per iteration, by the method's count */
   double true_rnorm;     /* ||b - A x|| after the solve (Krylov form), else -1 */
   double t_solve;        /* seconds, this rank */
   int64_t steps;         /* grid-form steps executed (norm steps whose output was dropped too) */
   int grid_blocks;       /* blocks of the persistent kernel that ran (0: none) */
-  int halo_ipc_faces;    /* halo faces copied GPU to GPU (set by the driver) */
-  int halo_nccl;         /* 1: the halo faces went through NCCL (set by the driver) */
-  int halo_fused;        /* 1: the halos went by stores inside the persistent kernel */
-  int field_resident;    /* the field stayed on the chip across sweeps (tune.resident): 1 in registers, 2 in shared memory */
-  int resident_rows, resident_groups; /* its most rows a thread, thread groups per block */
-  int resident_save;     /* shared memory: a check kept the measured field aside (1), re-ran from a checkpoint on a stop (2), or took two passes (0) */
-  int resident_depth;    /* registers: sweeps between grid barriers */
-  int fused_sweeps;      /* 2: the streamed whole solve took two sweeps a pass */
   int nphases;
   const char *phase_name[COOP_MAX_PHASES];
   double phase_time[COOP_MAX_PHASES];
@@ -87,6 +80,10 @@ typedef struct {
   int (*solve)(coop_solve *sv, void *data);
   void (*view)(const coop_solve *sv, const void *data, FILE *out); /* rank 0 only */
   void (*destroy)(coop_solve *sv, void *data);                    /* accepts NULL data */
+  /* optional, after a solve: the summary's lines on the kernel path that ran
+   * (rank 0 only), and the output attributes it sets (r->halo_fused, r->resident) */
+  void (*report)(const coop_solve *sv, const void *data, FILE *out);
+  void (*attrs)(const coop_solve *sv, const void *data, coop_io_result *r);
 } coop_solver_type;
 
 /* NULL when no solver has this name. */

@@ -70,7 +70,7 @@ static int bicgstab_body(coop_solve *sv, krylov_data *k, double start) {
 }
 
 static int bicgstab_setup(coop_solve *sv, void **data) {
-  COOP_CHECK(coop_krylov_setup(sv, 2 /* COOP_KG_BICGSTAB */, NVEC, data));
+  COOP_CHECK(coop_krylov_setup(sv, COOP_KG_BICGSTAB, NVEC, data));
   const double es = (double)coop_prec_size(sv->A->prec), n = (double)sv->A->n;
   /* two applies, two pcs, 5 dot passes (9 vector reads), 6 updates */
   sv->bytes_per_iter = 2 * sv->A->bytes + es * n * (2 * 3 + 9 + 6 * 3);
@@ -81,4 +81,4 @@ static int bicgstab_solve(coop_solve *sv, void *data) { return coop_krylov_run(s
 
 const coop_solver_type coop_solver_bicgstab = {
     "bicgstab", "BiCGStab, right preconditioned (nonsymmetric A)", 0,
-    bicgstab_setup, bicgstab_solve, coop_krylov_view, coop_krylov_destroy};
+    bicgstab_setup, bicgstab_solve, coop_krylov_view, coop_krylov_destroy, NULL, NULL};

@@ -112,8 +112,8 @@ static int cgsr_body(coop_solve *sv, krylov_data *k, double start) {
 }
 
 static int cg_setup(coop_solve *sv, void **data) {
-  const int sr = sv->cg_single_reduction;
-  COOP_CHECK(coop_krylov_setup(sv, sr ? 3 /* COOP_KG_CGSR */ : 0 /* COOP_KG_CG */, NVEC, data));
+  const int sr = coop_config_bool(sv->cfg, "solver.cg_single_reduction");
+  COOP_CHECK(coop_krylov_setup(sv, sr ? COOP_KG_CGSR : COOP_KG_CG, NVEC, data));
   const double es = (double)coop_prec_size(sv->A->prec), n = (double)sv->A->n;
   const int pc = ((krylov_data *)*data)->inv_diag != NULL;
   if (sr) /* apply; two aypx, two axpy; pc; one 3-dot pass over r, w, z */
@@ -124,9 +124,9 @@ static int cg_setup(coop_solve *sv, void **data) {
 }
 
 static int cg_solve(coop_solve *sv, void *data) {
-  return coop_krylov_run(sv, data, sv->cg_single_reduction ? cgsr_body : cg_body);
+  return coop_krylov_run(sv, data, ((const krylov_data *)data)->method == COOP_KG_CGSR ? cgsr_body : cg_body);
 }
 
 const coop_solver_type coop_solver_cg = {
     "cg", "conjugate gradients (symmetric positive definite A)", 0,
-    cg_setup, cg_solve, coop_krylov_view, coop_krylov_destroy};
+    cg_setup, cg_solve, coop_krylov_view, coop_krylov_destroy, NULL, NULL};

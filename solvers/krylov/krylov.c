@@ -19,7 +19,7 @@
  * rank: a rank that failed before it (status, or here) still joins it, so no
  * rank waits there alone. k may be NULL when status is set. */
 static int setup_pc(coop_solve *sv, krylov_data *k, int status) {
-  if (strcmp(sv->pc, "jacobi") != 0) return status;
+  if (strcmp(coop_config_str(sv->cfg, "solver.pc"), "jacobi") != 0) return status;
   const coop_op *A = sv->A;
   int64_t bad = -1;
   double *inv = NULL;
@@ -121,7 +121,7 @@ static int pick_mode(coop_solve *sv, krylov_data *k, int from_grid, const char *
     coop_kg_op op;
     kg_op_of(sv, k, &op);
     int most = 0, threads = 0, best = 0;
-    const coop_kg_method m = (coop_kg_method)k->method;
+    const coop_kg_method m = k->method;
     COOP_CHECK(coop_kg_max_blocks(&op, m, sv->be->device, &most, &threads));
     if (most < 1) why = "the persistent kernel cannot be resident";
     else if (sv->blocks > most)
@@ -160,7 +160,7 @@ static int choose_mode(coop_solve *sv, krylov_data *k) {
   return 0;
 }
 
-int coop_krylov_setup(coop_solve *sv, int method, int nvec, void **data) {
+int coop_krylov_setup(coop_solve *sv, coop_kg_method method, int nvec, void **data) {
   krylov_data *k = calloc(1, sizeof *k);
   *data = k;
   /* setup_pc is collective: a rank without k joins it too, with its failure */
@@ -172,7 +172,7 @@ int coop_krylov_setup(coop_solve *sv, int method, int nvec, void **data) {
   if (k->grid_blocks) { /* the persistent kernel's work space */
     coop_backend *be = sv->be;
     const int64_t cap = sv->ctl.hist_cap;
-    const size_t nwork = coop_kg_work_doubles((coop_kg_method)method, sv->A->n, k->grid_blocks);
+    const size_t nwork = coop_kg_work_doubles(method, sv->A->n, k->grid_blocks);
     COOP_CHECK(be->alloc(be, (void **)&k->kg_work, nwork * sizeof(double)));
     COOP_CHECK(be->alloc(be, &k->kg_result, sizeof(coop_kg_result)));
     COOP_CHECK(be->alloc(be, (void **)&k->kg_hist_iter, (size_t)cap * sizeof(int64_t)));
@@ -205,7 +205,8 @@ void coop_krylov_destroy(coop_solve *sv, void *data) {
 
 void coop_krylov_view(const coop_solve *sv, const void *data, FILE *out) {
   const krylov_data *k = data;
-  fprintf(out, "  %s: pc %s, mode %s", sv->A->kind == COOP_OP_CSR ? "csr" : "stencil", sv->pc, sv->mode);
+  fprintf(out, "  %s: pc %s, mode %s", sv->A->kind == COOP_OP_CSR ? "csr" : "stencil",
+                coop_config_str(sv->cfg, "solver.pc"), sv->mode);
   if (k && k->grid_blocks) fprintf(out, ", one persistent kernel of %d x %d threads", k->grid_blocks, k->grid_threads);
   fprintf(out, "\n");
 }
@@ -284,7 +285,7 @@ typedef struct {
 
 static int grid_state(const coop_solve *sv, const krylov_data *k, int odd, grid_ckpt *g) {
   coop_kg_state ks;
-  COOP_CHECK(coop_kg_state_of((coop_kg_method)k->method, sv->A->n, k->inv_diag != NULL, odd, &ks));
+  COOP_CHECK(coop_kg_state_of(k->method, sv->A->n, k->inv_diag != NULL, odd, &ks));
   coop_ckpt_state *st = &g->st;
   memset(st, 0, sizeof *st);
   st->vname[0] = "x";
@@ -350,7 +351,7 @@ static int run_grid(coop_solve *sv, krylov_data *k, double start) {
   coop_solve_ctl *c = &sv->ctl;
   coop_kg_op op;
   kg_op_of(sv, k, &op);
-  coop_kg_args a = {(coop_kg_method)k->method, c->max_iter, c->rtol, c->atol, c->dtol, c->hist_cap,
+  coop_kg_args a = {k->method, c->max_iter, c->rtol, c->atol, c->dtol, c->hist_cap,
                     k->kg_hist_iter, k->kg_hist_res, -1, 0};
   coop_kg_result h;
   memset(&h, 0, sizeof h);
@@ -396,7 +397,7 @@ static int run_grid(coop_solve *sv, krylov_data *k, double start) {
     if (stop) break;
   }
   sv->t_solve = t_end - start; /* fetching the last history is not timed */
-  sv->barriers = coop_kg_barriers_per_iter((coop_kg_method)k->method);
+  sv->barriers = coop_kg_barriers_per_iter(k->method);
   coop_solve_replay(sv);
   return 0;
 }

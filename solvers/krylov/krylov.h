@@ -5,12 +5,13 @@
 #define COOP_KRYLOV_H
 
 #include "solvers/checkpoint.h"
+#include "solvers/krylov/krylov_method.h"
 #include "solvers/solver.h"
 
 #define KRYLOV_MAX_VECS 10
 
 typedef struct {
-  int method;            /* coop_kg_method */
+  coop_kg_method method;
   coop_vec *inv_diag;    /* Jacobi preconditioner, or NULL */
   coop_vec *w[KRYLOV_MAX_VECS];
   int nw;
@@ -23,7 +24,7 @@ typedef struct {
 } krylov_data;
 
 /* Common setup: preconditioner, mode, nvec work vectors like b. */
-int coop_krylov_setup(coop_solve *sv, int method, int nvec, void **data);
+int coop_krylov_setup(coop_solve *sv, coop_kg_method method, int nvec, void **data);
 void coop_krylov_destroy(coop_solve *sv, void *data);
 void coop_krylov_view(const coop_solve *sv, const void *data, FILE *out);
 /* z = M r (Jacobi: inv_diag .* r; none: a copy). */

@@ -384,6 +384,40 @@ __device__ void finish(const Params &P, const Track &t) {
   }
 }
 
+/* The top of iteration it of the one-reduction CG forms (single-reduction
+ * CG and pipelined CG; on the host coop_krylov_cg1_top): the check of
+ * ||r|| = sqrt(rr) (skipped on a resumed launch's first iteration), the
+ * breakdown tests, then alpha and beta. true: the solve ends here. */
+__device__ __forceinline__ bool cg1_top(const Params &P, Track &t, long long it, bool check, double rr,
+                                        double gamma, double delta, double gamma_old, double alpha_old,
+                                        double &alpha, double &beta) {
+  if (check) {
+    const double rn = sqrt(rr);
+    if (it == 0) t.r0 = rn;
+    record(P, t, it, rn);
+    t.reason = stop(P, t, it, rn);
+    if (t.reason || it == P.stop_at) return true;
+  }
+  if (gamma < 0.0) {
+    t.reason = COOP_DIVERGED_INDEFINITE_PC;
+    return true;
+  }
+  double den;
+  if (it == 0) {
+    beta = 0.0;
+    den = delta;
+  } else {
+    beta = dvd(gamma, gamma_old);
+    den = sub(delta, dvd(mul(beta, gamma), alpha_old));
+  }
+  if (!(den > 0.0)) { /* NaN is NaN, as in solvers/krylov/cg.c and pipecg.c */
+    t.reason = isnan(den) ? COOP_DIVERGED_NAN : COOP_DIVERGED_INDEFINITE_MAT;
+    return true;
+  }
+  alpha = dvd(gamma, den);
+  return false;
+}
+
 /* ------------------------------------------------ segments of a solve */
 /* A launch may stop after the residual check of iteration P.stop_at (reason
  * none) and a later launch go on from there (P.resume), with the same
@@ -945,31 +979,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
 
   bool check = !P.resume; /* a resumed launch made its first iteration's check before */
   for (long long it = it0;; it++) {
-    if (check) {
-      const double rn = sqrt(rr);
-      if (it == 0) t.r0 = rn;
-      record(P, t, it, rn);
-      t.reason = stop(P, t, it, rn);
-      if (t.reason || it == P.stop_at) break;
-    }
+    double alpha, beta;
+    if (cg1_top(P, t, it, check, rr, gamma, delta, gamma_old, alpha_old, alpha, beta)) break;
     check = true;
-    if (gamma < 0.0) {
-      t.reason = COOP_DIVERGED_INDEFINITE_PC;
-      break;
-    }
-    double beta, den;
-    if (it == 0) {
-      beta = 0.0;
-      den = delta;
-    } else {
-      beta = dvd(gamma, gamma_old);
-      den = sub(delta, dvd(mul(beta, gamma), alpha_old));
-    }
-    if (!(den > 0.0)) { /* NaN is NaN, as in solvers/krylov/pipecg.c */
-      t.reason = isnan(den) ? COOP_DIVERGED_NAN : COOP_DIVERGED_INDEFINITE_MAT;
-      break;
-    }
-    const double alpha = dvd(gamma, den);
     const double *const W = odd ? W1 : W0, *const Z = odd ? Z1 : Z0, *const N = odd ? N1 : N0;
     double *const Wn = odd ? W0 : W1, *const Zn = odd ? Z0 : Z1, *const Nn = odd ? N0 : N1;
     double acc[3] = {0.0, 0.0, 0.0};
@@ -1114,31 +1126,9 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
 
   bool check = !P.resume; /* a resumed launch made its first iteration's check before */
   for (long long it = it0;; it++) {
-    if (check) {
-      const double rn = sqrt(rr);
-      if (it == 0) t.r0 = rn;
-      record(P, t, it, rn);
-      t.reason = stop(P, t, it, rn);
-      if (t.reason || it == P.stop_at) break;
-    }
+    double alpha, beta;
+    if (cg1_top(P, t, it, check, rr, gamma, delta, gamma_old, alpha_old, alpha, beta)) break;
     check = true;
-    if (gamma < 0.0) {
-      t.reason = COOP_DIVERGED_INDEFINITE_PC;
-      break;
-    }
-    double beta, den;
-    if (it == 0) {
-      beta = 0.0;
-      den = delta;
-    } else {
-      beta = dvd(gamma, gamma_old);
-      den = sub(delta, dvd(mul(beta, gamma), alpha_old));
-    }
-    if (!(den > 0.0)) { /* NaN is NaN, as in solvers/krylov/cg.c */
-      t.reason = isnan(den) ? COOP_DIVERGED_NAN : COOP_DIVERGED_INDEFINITE_MAT;
-      break;
-    }
-    const double alpha = dvd(gamma, den);
     const double *const R = odd ? R1 : R0, *const W = odd ? W1 : W0, *const S = odd ? S1 : S0;
     double *const Rn = odd ? R0 : R1, *const Wn = odd ? W0 : W1, *const Sn = odd ? S0 : S1;
     /* s_new and r_new of row j, as its owner computes them */

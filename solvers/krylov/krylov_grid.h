@@ -33,17 +33,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "solvers/krylov/krylov_method.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef enum { COOP_KG_CSR = 0, COOP_KG_STENCIL = 1 } coop_kg_kind;
-typedef enum {
-  COOP_KG_CG = 0,       /* Hestenes-Stiefel */
-  COOP_KG_PIPECG = 1,
-  COOP_KG_BICGSTAB = 2,
-  COOP_KG_CGSR = 3      /* CG in the Chronopoulos-Gear (single-reduction) form */
-} coop_kg_method;
 
 /* The operator y = A x on n unknowns, and the preconditioner.
  * CSR: rowptr[n+1], colind[nnz] (< n), val[nnz]; one thread a row, summed

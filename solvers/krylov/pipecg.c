@@ -163,7 +163,7 @@ static int pipecg_body(coop_solve *sv, krylov_data *k, double start) {
 }
 
 static int pipecg_setup(coop_solve *sv, void **data) {
-  COOP_CHECK(coop_krylov_setup(sv, 1 /* COOP_KG_PIPECG */, NVEC, data));
+  COOP_CHECK(coop_krylov_setup(sv, COOP_KG_PIPECG, NVEC, data));
   const double es = (double)coop_prec_size(sv->A->prec), n = (double)sv->A->n;
   /* apply; 8 vector updates; one 3-dot pass (3 vectors); pc. Drift checks
    * and replacements are left out: a few applies in a hundred iterations */
@@ -175,4 +175,4 @@ static int pipecg_solve(coop_solve *sv, void *data) { return coop_krylov_run(sv,
 
 const coop_solver_type coop_solver_pipecg = {
     "pipecg", "pipelined conjugate gradients: one reduction per iteration, overlapped", 0,
-    pipecg_setup, pipecg_solve, coop_krylov_view, coop_krylov_destroy};
+    pipecg_setup, pipecg_solve, coop_krylov_view, coop_krylov_destroy, NULL, NULL};

@@ -18,6 +18,7 @@
 
 typedef struct {
   coop_relax *r;
+  double alpha;  /* solver.alpha */
   double dt_max; /* the stability limit of forward Euler */
 } heat_data;
 
@@ -57,8 +58,10 @@ int coop_heat_time_step(const coop_stencil *s, double alpha, double want, double
   return 0;
 }
 
+/* solver.dt: 0 lets the method pick (0.9 of the limit) */
 static int choose_dt(coop_solve *sv, heat_data *d) {
-  return coop_heat_time_step(sv->s, sv->alpha, sv->dt, &sv->dt, &d->dt_max);
+  d->alpha = coop_config_real(sv->cfg, "solver.alpha");
+  return coop_heat_time_step(sv->s, d->alpha, coop_config_real(sv->cfg, "solver.dt"), &sv->dt, &d->dt_max);
 }
 
 static int heat_setup(coop_solve *sv, void **data) {
@@ -68,7 +71,7 @@ static int heat_setup(coop_solve *sv, void **data) {
   COOP_CHECK(choose_dt(sv, d));
   /* a step reads u and writes unew (no source to read) */
   sv->bytes_per_iter = 2.0 * (double)coop_grid_owned(&sv->s->grid) * (double)coop_prec_size(sv->s->grid.prec);
-  return coop_relax_create(sv, sv->dt * sv->alpha, &d->r);
+  return coop_relax_create(sv, sv->dt * d->alpha, &d->r);
 }
 
 /* What a norm step reports: the residual of u at step it, into the history. */
@@ -160,8 +163,18 @@ static int heat_solve(coop_solve *sv, void *data) {
 static void heat_view(const coop_solve *sv, const void *data, FILE *out) {
   const heat_data *d = data;
   fprintf(out, "  heat: dt %.9g (%.3g of the stability limit %.9g), alpha %.9g, ghost width %lld, mode %s\n",
-          sv->dt, d ? sv->dt / d->dt_max : 0.0, d ? d->dt_max : 0.0, sv->alpha,
+          sv->dt, d ? sv->dt / d->dt_max : 0.0, d ? d->dt_max : 0.0, coop_config_real(sv->cfg, "solver.alpha"),
           (long long)sv->s->grid.g[0], sv->mode);
+}
+
+static void heat_report(const coop_solve *sv, const void *data, FILE *out) {
+  (void)sv;
+  coop_relax_report(((const heat_data *)data)->r, out);
+}
+
+static void heat_attrs(const coop_solve *sv, const void *data, coop_io_result *r) {
+  (void)sv;
+  coop_relax_attrs(((const heat_data *)data)->r, r);
 }
 
 static void heat_destroy(coop_solve *sv, void *data) {
@@ -173,4 +186,4 @@ static void heat_destroy(coop_solve *sv, void *data) {
 
 const coop_solver_type coop_solver_heat = {
     "heat", "explicit time stepping of u_t = alpha lap(u) + f (grid problems)", 1 /* grid form */,
-    heat_setup, heat_solve, heat_view, heat_destroy};
+    heat_setup, heat_solve, heat_view, heat_destroy, heat_report, heat_attrs};

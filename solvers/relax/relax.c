@@ -31,6 +31,8 @@ typedef struct {
 
 struct coop_relax {
   coop_solve *sv;
+  coop_relax_opts opt;   /* tune.* as read at create */
+  coop_relax_path path;  /* the kernel path that ran */
   double c;
   int mode, alone, g;
   int overlap;           /* the exchange runs beside the interior of each block's last step */
@@ -138,8 +140,9 @@ static int plan_peers(coop_relax *r) {
  * fields (f not counted) exceed the L2. 3D (relax_pair_ring3) takes two only
  * where they exceed four times the L2, and never fp64 with a source (the
  * source's loads on top of 128 registers lose). Measured: see bench/results/. */
-static int pair_wanted(const coop_solve *sv) {
-  if (sv->fuse_sweeps_req) return sv->fuse_sweeps_req == 2;
+static int pair_wanted(const coop_relax *r) {
+  const coop_solve *sv = r->sv;
+  if (r->opt.fuse_sweeps) return r->opt.fuse_sweeps == 2;
   const coop_grid *g = &sv->s->grid;
   if (g->ndim == 3 && g->prec == COOP_FP64 && sv->f != NULL) return 0;
   const double two_fields = 2.0 * (double)coop_grid_points(g) * (double)coop_prec_size(g->prec);
@@ -164,7 +167,7 @@ static int peers_pair_shape(const coop_relax *r) { /* this rank's part of the co
   const coop_halo *h = sv->halo;
   int axes = 0;
   for (int a = 0; a < gr->ndim; a++) axes += h->nbr[a][0] != MPI_PROC_NULL || h->nbr[a][1] != MPI_PROC_NULL;
-  return gr->ndim == 2 && pair_wanted(sv) && r->g >= 2 && axes == 1;
+  return gr->ndim == 2 && pair_wanted(r) && r->g >= 2 && axes == 1;
 }
 
 static int plan_peers_pair(coop_relax *r) {
@@ -180,7 +183,7 @@ static int plan_peers_pair(coop_relax *r) {
   if (who >= 0) {
     /* tune.fused_halo = auto took the whole solve for its two sweeps a pass;
      * on boxes above its one-sweep limit the kernels between exchanges stream faster */
-    int fits = sv->fused_halo > 0 || coop_relax_box_fits_fused(sv), every = 0;
+    int fits = r->opt.fused_halo > 0 || coop_relax_box_fits_fused(sv), every = 0;
     COOP_MPI(MPI_Allreduce(&fits, &every, 1, MPI_INT, MPI_MIN, sv->comm->world));
     if (!every) {
       r->peers_on = 0;
@@ -212,12 +215,12 @@ static int setup_device(coop_relax *r) {
   const int is_auto = strcmp(sv->sync, "auto") == 0;
   char note[2 * COOP_RELAX_NOTE_LEN] = "";
   int rc = plan_grid(r, 0, &r->blocks);
-  r->pair = r->alone && pair_wanted(sv);
+  r->pair = r->alone && pair_wanted(r);
   if (!rc && r->alone) {
     rc = plan_grid(r, r->pair ? 3 : 1, &r->solve_blocks);
     /* two sweeps by auto, but tune.blocks past what its kernel keeps resident
      * (3D: 2 blocks a SM against 4): one sweep a pass, as asked before auto */
-    if (rc && r->pair && !sv->fuse_sweeps_req) {
+    if (rc && r->pair && !r->opt.fuse_sweeps) {
       coop_error_clear();
       r->pair = 0;
       rc = plan_grid(r, 1, &r->solve_blocks);
@@ -238,8 +241,8 @@ static int setup_device(coop_relax *r) {
 #ifdef COOP_PEERS_PAIR
     pair = peers_pair_shape(r);
 #endif
-    COOP_CHECK(coop_relax_peers_eligible(sv, pair, &r->peers_on, &why));
-    if (!r->peers_on && sv->fused_halo && sv->comm->rank == 0)
+    COOP_CHECK(coop_relax_peers_eligible(sv, r->opt.fused_halo, pair, &r->peers_on, &why));
+    if (!r->peers_on && r->opt.fused_halo && sv->comm->rank == 0)
       fprintf(stderr, "coopsolve: note: halos between kernels (tune.fused_halo: %s)\n", why);
     /* the peers' memory is mapped at the first coop_relax_solve: heat and
      * checkpointed runs never take that kernel */
@@ -252,11 +255,11 @@ static int setup_device(coop_relax *r) {
   /* the multi-rank whole solve reports itself when it runs (coop_relax_solve):
    * heat and checkpointed runs take the n-step kernel and host exchanges */
   sv->grid_blocks = r->alone ? r->solve_blocks : r->blocks;
-  sv->halo_fused = 0;
-  sv->field_resident = 0;
+  r->path.halo_fused = 0;
+  r->path.field_resident = 0;
   /* a rank alone on a box that fits on the chip (tune.blocks set: the user's grid) */
-  if (r->alone && sv->resident && sv->blocks == 0)
-    COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->ctl.check_every, sv->resident_depth_req,
+  if (r->alone && r->opt.resident && sv->blocks == 0)
+    COOP_CHECK(coop_relax_resident_plan_cuda(sv->s, sv->f != NULL, sv->ctl.check_every, r->opt.resident_depth,
                                              sv->be->sm_count,
                                              &r->res));
   /* ranks with neighbours that sweep between exchanges: two steps a pass in
@@ -264,17 +267,17 @@ static int setup_device(coop_relax *r) {
    * a block of g steps has g plain ones, g - 1 with the overlap's split
    * step). Two ranks sharing one GPU sweep faster so than at one step a
    * pass (measured: see bench/results/) */
-  if (!r->alone && sv->s->grid.ndim == 2 && pair_wanted(sv) && r->g >= (r->overlap ? 3 : 2)) {
+  if (!r->alone && sv->s->grid.ndim == 2 && pair_wanted(r) && r->g >= (r->overlap ? 3 : 2)) {
     int per_sm = 0;
     COOP_CHECK(coop_relax_occupancy_cuda(sv->s, sv->f != NULL, 4, &per_sm));
     r->pair_steps = per_sm * be->sm_count >= r->blocks;
     if (sv->comm->rank == 0 && r->pair_steps)
       fprintf(stderr, "coopsolve: note: two sweeps a pass between exchanges, where steps run between "
-                      "exchanges (tune.fuse_sweeps = %s)\n", sv->fuse_sweeps_req ? "2" : "auto");
+                      "exchanges (tune.fuse_sweeps = %s)\n", r->opt.fuse_sweeps ? "2" : "auto");
   }
   if (r->res.blocks && r->res.replay)
     COOP_CHECK(sv->be->alloc(sv->be, &r->res.ckpt, (size_t)r->res.ckpt_bytes));
-  if (sv->fuse_sweeps_req == 2 && (!r->pair || r->res.blocks) && !r->pair_steps && !r->peers_pair &&
+  if (r->opt.fuse_sweeps == 2 && (!r->pair || r->res.blocks) && !r->pair_steps && !r->peers_pair &&
       sv->comm->rank == 0)
     fprintf(stderr, "coopsolve: note: tune.fuse_sweeps = 2 applies to a box of a rank alone streamed from "
                     "memory (not held on the chip), and to 2D boxes with neighbours at grid.ghost >= 3 (2 with "
@@ -283,6 +286,39 @@ static int setup_device(coop_relax *r) {
 #else
   return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
 #endif
+}
+
+void coop_relax_opts_read(const coop_config *cfg, coop_relax_opts *o) {
+  const char *fh = coop_config_str(cfg, "tune.fused_halo");
+  const char *d = coop_config_str(cfg, "tune.resident_depth");
+  const char *fs = coop_config_str(cfg, "tune.fuse_sweeps");
+  o->overlap = coop_config_bool(cfg, "tune.overlap");
+  o->fused_halo = strcmp(fh, "auto") == 0 ? -1 : strcmp(fh, "true") == 0;
+  o->resident = coop_config_bool(cfg, "tune.resident");
+  o->resident_depth = strcmp(d, "auto") ? atoi(d) : 0;
+  o->fuse_sweeps = strcmp(fs, "auto") ? atoi(fs) : 0;
+}
+
+void coop_relax_report(const coop_relax *r, FILE *out) {
+  const coop_relax_path *p = &r->path;
+  if (p->halo_fused) fprintf(out, "  halo: stored into the neighbours' ghosts inside the persistent kernel (tune.fused_halo)\n");
+  if (p->field_resident == 1)
+    fprintf(out, "  field: held in registers across sweeps, band edges through L2 (tune.resident: %d group(s) "
+                 "of threads a block, at most %d rows a thread; %d sweep(s) between grid barriers)\n",
+            p->resident_groups, p->resident_rows, p->resident_depth);
+  if (p->fused_sweeps == 2)
+    fprintf(out, "  field: two sweeps a pass, the second on the chip one %s behind the first (tune.fuse_sweeps)\n",
+            r->sv->s->grid.ndim == 3 ? "plane" : "row");
+  if (p->field_resident == 2)
+    fprintf(out, "  field: held in shared memory across sweeps, band edges through L2 (tune.resident: at most "
+                 "%d rows a block; a residual check %s)\n", p->resident_rows,
+            p->resident_save == 1 ? "keeps the measured field aside"
+                                  : "updates as it measures; a stop re-runs the sweeps since a checkpoint in memory");
+}
+
+void coop_relax_attrs(const coop_relax *r, coop_io_result *res) {
+  res->halo_fused = r->path.halo_fused;
+  res->resident = r->path.field_resident;
 }
 
 int coop_relax_create(coop_solve *sv, double c, coop_relax **out) {
@@ -294,10 +330,11 @@ int coop_relax_create(coop_solve *sv, double c, coop_relax **out) {
                       COOP_MAX_SWEEPS_PER_EXCHANGE);
   r->sv = sv;
   r->c = c;
+  coop_relax_opts_read(sv->cfg, &r->opt);
   r->g = (int)sv->s->grid.g[0];
   r->alone = !coop_halo_active(sv->halo);
   /* the exchange beside the interior wherever there is a side stream to run it */
-  r->overlap = !r->alone && sv->be->side != NULL && sv->overlap;
+  r->overlap = !r->alone && sv->be->side != NULL && r->opt.overlap;
   r->ph_sweep = coop_solve_phase(sv, "sweep");
   r->ph_halo = coop_solve_phase(sv, "halo");
   r->ph_check = coop_solve_phase(sv, "check");
@@ -331,6 +368,9 @@ int coop_relax_end(coop_relax *r, double start) {
   COOP_CHECK(sv->be->sync(sv->be));
   sv->t_solve = MPI_Wtime() - start;
   sv->steps = r->steps;
+  /* several sweeps share a barrier: the register-resident kernel's depth, or two sweeps a pass */
+  if (r->path.field_resident == 1 && r->path.resident_depth > 1) sv->barrier_its = r->path.resident_depth;
+  else if (r->path.fused_sweeps == 2) sv->barrier_its = 2;
   return 0;
 }
 
@@ -400,7 +440,7 @@ static int plain_steps(coop_relax *r, const coop_region *regions, int k, int64_t
     COOP_CHECK(coop_relax_steps_grid_cuda(sv->s, regions, k, m, r->c, sv->u, sv->unew, sv->f,
                                           r->blocks, r->pair_steps, sv->be->stream));
     if ((r->pair_steps ? m / 2 + m % 2 : m) % 2) swap_fields(sv); /* the kernel's swaps */
-    if (r->pair_steps) sv->fused_sweeps = 2;
+    if (r->pair_steps) r->path.fused_sweeps = 2;
     r->steps += m;
     return 0;
   }
@@ -657,17 +697,17 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
     if (!rc && !r->alone) rc = peers_fault(r);
     if (!rc && !r->alone) {
       sv->grid_blocks = r->solve_blocks;
-      sv->halo_fused = 1;
-      sv->fused_sweeps = r->peers_pair ? 2 : 1;
+      r->path.halo_fused = 1;
+      r->path.fused_sweeps = r->peers_pair ? 2 : 1;
     }
-    if (!rc && r->alone && !r->res.blocks) sv->fused_sweeps = r->pair ? 2 : 1;
+    if (!rc && r->alone && !r->res.blocks) r->path.fused_sweeps = r->pair ? 2 : 1;
     if (!rc && r->alone && r->res.blocks) {
       sv->grid_blocks = r->res.blocks;
-      sv->field_resident = r->res.shared ? 2 : 1;
-      sv->resident_rows = r->res.rows;
-      sv->resident_groups = r->res.groups;
-      sv->resident_save = r->res.save ? 1 : r->res.replay ? 2 : 0;
-      sv->resident_depth = r->res.shared ? 1 : r->res.depth;
+      r->path.field_resident = r->res.shared ? 2 : 1;
+      r->path.resident_rows = r->res.rows;
+      r->path.resident_groups = r->res.groups;
+      r->path.resident_save = r->res.save ? 1 : r->res.replay ? 2 : 0;
+      r->path.resident_depth = r->res.shared ? 1 : r->res.depth;
     }
   }
   be->release(be, st);

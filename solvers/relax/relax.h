@@ -16,6 +16,7 @@
 #define COOP_RELAX_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "solvers/solver.h"
 
@@ -24,6 +25,28 @@ extern "C" {
 #endif
 
 typedef struct coop_relax coop_relax;
+
+/* The family's tuning keys (tune.*), read from sv->cfg by coop_relax_create. */
+typedef struct {
+  int overlap;        /* tune.overlap: the exchange beside the interior */
+  int fused_halo;     /* tune.fused_halo: 1, 0, or -1 for auto */
+  int resident;       /* tune.resident: a small 2D box held on the chip across sweeps */
+  int resident_depth; /* tune.resident_depth: most sweeps between grid barriers (0: auto) */
+  int fuse_sweeps;    /* tune.fuse_sweeps: sweeps a pass of the streamed whole solve (1, 2; 0: auto) */
+} coop_relax_opts;
+
+/* The kernel path a solve took (for the summary and the output's attributes). */
+typedef struct {
+  int halo_fused;      /* 1: the halos went by stores inside the persistent kernel */
+  int field_resident;  /* the field stayed on the chip: 1 in registers, 2 in shared memory */
+  int resident_rows, resident_groups; /* its most rows a thread (a block), thread groups per block */
+  int resident_save;   /* shared memory: a check kept the measured field aside (1), re-ran from a checkpoint on a stop (2), or took two passes (0) */
+  int resident_depth;  /* registers: sweeps between grid barriers */
+  int fused_sweeps;    /* 2: two sweeps a pass */
+} coop_relax_path;
+
+/* tune.* of cfg (validated) into o. */
+void coop_relax_opts_read(const coop_config *cfg, coop_relax_opts *o);
 
 /* Called after a norm step with the global residual norm of the step's input
  * (the same value on every rank); sv->u is still that input, ghosts current.
@@ -43,6 +66,11 @@ void coop_relax_destroy(coop_relax *r); /* accepts NULL */
  * return sv->u holds the newest field with current ghosts (the buffers swap as
  * needed). Collective. */
 int coop_relax_run(coop_relax *r, int64_t n, coop_relax_decide decide, void *ctx, int *stopped);
+
+/* The summary's lines on the path that ran (rank 0), and the output's
+ * attributes halo_fused and resident. */
+void coop_relax_report(const coop_relax *r, FILE *out);
+void coop_relax_attrs(const coop_relax *r, coop_io_result *res);
 
 /* Fill the ghosts of sv->u from the neighbours (after a restart). Collective. */
 int coop_relax_exchange(coop_relax *r);

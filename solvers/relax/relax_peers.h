@@ -23,7 +23,7 @@ typedef struct {
  * or COOP_PEER_TIMEOUT_S: a test hook). */
 double coop_relax_wait_timeout(void);
 /* Collective: 1 in *ok on every rank when the run can take the multi-rank
- * kernel: tune.fused_halo, every face with a neighbour through CUDA IPC, all
+ * kernel: tune.fused_halo (fused_halo: 1, 0, or -1 for auto), every face with a neighbour through CUDA IPC, all
  * ranks on one node, each on its own GPU (ranks sharing a GPU could not all
  * be resident at once; test hook COOP_PEERS_SHARED_GPU=1 lets them, by
  * time-slicing); the same answer on every rank. why: the reason
@@ -32,7 +32,7 @@ double coop_relax_wait_timeout(void);
  * whose ring march streams as fast as the per-step kernels', so
  * tune.fused_halo = auto takes it at any box size (else only up to 12 times
  * the L2, coop_fused_halo_fits). */
-int coop_relax_peers_eligible(const coop_solve *sv, int pair, int *ok, const char **why);
+int coop_relax_peers_eligible(const coop_solve *sv, int fused_halo, int pair, int *ok, const char **why);
 /* Whether this rank's two fields are within the size where the one-sweep
  * multi-rank kernel streams as fast as the per-step kernels
  * (coop_fused_halo_fits: 12 times the L2). */

@@ -494,8 +494,6 @@ static int setup_form(app_state *a, const coop_comm *c) {
     sv->u = a->u;
     sv->unew = a->unew;
     sv->f = a->f;
-    sv->halo_ipc_faces = a->ipc_faces;
-    sv->halo_nccl = a->halo.nccl != NULL;
   } else {
     COOP_CHECK(coop_linsys_krylov(&a->ls, c, a->cfg, a->be, coop_comm_cuda_aware()));
     if (a->ls.A->kind == COOP_OP_CSR) /* b = A 1 above took the default plan */
@@ -506,31 +504,14 @@ static int setup_form(app_state *a, const coop_comm *c) {
   }
   sv->comm = c;
   sv->be = a->be;
+  sv->cfg = a->cfg;
   sv->sync = coop_config_str(a->cfg, "run.sync");
   /* a tile schedule is the product of the per-operation kernels (grid was refused) */
   if (!a->type->grid_form && strcmp(coop_config_str(a->cfg, "tune.csr_schedule"), "auto")) sv->sync = "launch";
   sv->blocks = (int)coop_config_int(a->cfg, "tune.blocks");
-  sv->overlap = coop_config_bool(a->cfg, "tune.overlap");
-  {
-    const char *fh = coop_config_str(a->cfg, "tune.fused_halo");
-    sv->fused_halo = strcmp(fh, "auto") == 0 ? -1 : strcmp(fh, "true") == 0;
-  }
-  sv->resident = coop_config_bool(a->cfg, "tune.resident");
-  {
-    const char *d = coop_config_str(a->cfg, "tune.resident_depth");
-    sv->resident_depth_req = strcmp(d, "auto") ? atoi(d) : 0;
-  }
-  {
-    const char *fs = coop_config_str(a->cfg, "tune.fuse_sweeps");
-    sv->fuse_sweeps_req = strcmp(fs, "auto") ? atoi(fs) : 0;
-  }
-  sv->pc = coop_config_str(a->cfg, "solver.pc");
-  sv->cg_single_reduction = coop_config_bool(a->cfg, "solver.cg_single_reduction");
   sv->true_rnorm = -1.0;
   sv->global_n = a->ls.n_global;
   (void)monitor_every(a->cfg, &sv->monitor_every); /* checked in load_config */
-  sv->alpha = coop_config_real(a->cfg, "solver.alpha");
-  sv->dt = is_heat(a) ? coop_config_real(a->cfg, "solver.dt") : 0.0; /* 0: the method picks (heat) */
   sv->snapshot_every = is_heat(a) ? coop_config_int(a->cfg, "output.every") : 0;
   ctl->max_iter = coop_config_int(a->cfg, "solver.max_iter");
   ctl->check_every = a->type->grid_form ? coop_config_int(a->cfg, "solver.check_every") : 1;
@@ -702,7 +683,8 @@ static int prepare(app_state *a, const coop_comm *c) {
 
 static int finish(app_state *a, const coop_comm *c) {
   coop_report_input in = {a->cfg, a->cli.input, a->text, &a->ls, a->type, a->sdata, a->be,
-                          a->backend, a->device, a->t_setup, a->series};
+                          a->backend, a->device, a->t_setup, a->series,
+                          a->type->grid_form ? a->ipc_faces : 0, a->type->grid_form && a->halo.nccl != NULL};
   int local = coop_report_write(c, &in, &a->sv);
   int st = coop_comm_agree(c, local);
   if (!st) return 0;

@@ -161,7 +161,7 @@ static int compute_figures(const coop_comm *c, const coop_report_input *in, cons
   double local[2] = {0.0, 0.0}, sum = 0.0;
   /* heat: the exact solution decays in time (sine), or is not known (laplace) */
   const double amp = strcmp(in->type->name, "heat") == 0
-                         ? coop_problem_heat_decay(&ls->poisson, sv->alpha, (double)sv->ctl.iterations * sv->dt)
+                         ? coop_problem_heat_decay(&ls->poisson, coop_config_real(in->cfg, "solver.alpha"), (double)sv->ctl.iterations * sv->dt)
                          : 1.0;
   fig->has_exact = (ls->grid && amp >= 0) || ls->exact;
   if (ls->grid && amp >= 0) {
@@ -257,9 +257,8 @@ static int write_file(const coop_comm *c, const coop_report_input *in, const coo
   r.barriers = sv->barriers;
   r.steps = sv->steps;
   r.blocks = sv->grid_blocks;
-  r.ipc_faces = sv->halo_ipc_faces;
-  r.halo_fused = sv->halo_fused;
-  r.resident = sv->field_resident;
+  r.ipc_faces = in->ipc_faces;
+  if (in->type->attrs) in->type->attrs(sv, in->sdata, &r); /* the family's kernel-path attributes */
   r.has_exact = fig->has_exact;
   r.error_max = fig->emax;
   r.error_l2 = fig->el2;
@@ -308,7 +307,8 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
   printf("  iterations  %lld\n", (long long)sv->ctl.iterations);
   if (strcmp(in->type->name, "heat") == 0)
     printf("  simulated   t = %.9g after %lld steps of dt = %.9g (alpha %.9g)%s\n",
-           (double)sv->ctl.iterations * sv->dt, (long long)sv->ctl.iterations, sv->dt, sv->alpha,
+           (double)sv->ctl.iterations * sv->dt, (long long)sv->ctl.iterations, sv->dt,
+           coop_config_real(in->cfg, "solver.alpha"),
            in->series ? "; snapshots in /series" : "");
   printf("  residual    %.6e (relative %.3e)", sv->ctl.rnorm, sv->ctl.r0 > 0 ? sv->ctl.rnorm / sv->ctl.r0 : 0.0);
   if (sv->true_rnorm >= 0) printf(", true ||b - A x|| %.6e", sv->true_rnorm);
@@ -324,28 +324,14 @@ static void print_summary(const coop_comm *c, const coop_report_input *in, const
   }
   if (sv->ctl.iterations > 0)
     printf("  per iteration: %.3f us\n", 1e6 * sv->t_solve / (double)sv->ctl.iterations);
-  if (sv->field_resident == 1 && sv->resident_depth > 1)
-    printf("  barriers per iteration: 1/%d\n", sv->resident_depth);
-  else if (sv->fused_sweeps == 2)
-    printf("  barriers per iteration: 1/2\n");
+  if (sv->barrier_its > 1)
+    printf("  barriers per iteration: 1/%d\n", sv->barrier_its);
   else
     printf("  barriers per iteration: %d\n", sv->barriers);
   if (sv->grid_blocks) printf("  persistent blocks: %d\n", sv->grid_blocks);
-  if (sv->halo_ipc_faces) printf("  halo: %d faces GPU to GPU (CUDA IPC) on rank 0\n", sv->halo_ipc_faces);
-  if (sv->halo_nccl) printf("  halo: every face through NCCL, queued on the GPU's stream (tune.halo = nccl)\n");
-  if (sv->halo_fused) printf("  halo: stored into the neighbours' ghosts inside the persistent kernel (tune.fused_halo)\n");
-  if (sv->field_resident == 1)
-    printf("  field: held in registers across sweeps, band edges through L2 (tune.resident: %d group(s) "
-           "of threads a block, at most %d rows a thread; %d sweep(s) between grid barriers)\n",
-           sv->resident_groups, sv->resident_rows, sv->resident_depth);
-  if (sv->fused_sweeps == 2)
-    printf("  field: two sweeps a pass, the second on the chip one %s behind the first (tune.fuse_sweeps)\n",
-           sv->s->grid.ndim == 3 ? "plane" : "row");
-  if (sv->field_resident == 2)
-    printf("  field: held in shared memory across sweeps, band edges through L2 (tune.resident: at most "
-           "%d rows a block; a residual check %s)\n", sv->resident_rows,
-           sv->resident_save == 1 ? "keeps the measured field aside"
-                                  : "updates as it measures; a stop re-runs the sweeps since a checkpoint in memory");
+  if (in->ipc_faces) printf("  halo: %d faces GPU to GPU (CUDA IPC) on rank 0\n", in->ipc_faces);
+  if (in->halo_nccl) printf("  halo: every face through NCCL, queued on the GPU's stream (tune.halo = nccl)\n");
+  if (in->type->report) in->type->report(sv, in->sdata, stdout);
   printf("  throughput  %.1f Munknowns/s, %.1f GB/s (by the method's count of %.0f bytes per iteration on rank 0)\n",
          fig->mpts, fig->gbs, sv->bytes_per_iter);
   if (fig->gpus && fig->gpus < c->size)

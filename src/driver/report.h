@@ -21,6 +21,8 @@ typedef struct {
   int device;
   double t_setup;
   coop_io_series *series; /* the time series written during the run, or NULL */
+  int ipc_faces;          /* halo faces of this rank copied GPU to GPU (CUDA IPC) */
+  int halo_nccl;          /* 1: the halo faces went through NCCL */
 } coop_report_input;
 
 /* What /fields/u (and /series/u) of a heat run holds: its description. */
