@@ -723,6 +723,27 @@ __device__ long long warp_problem(const Chunks &L) {
   return p < L.p1 ? p : -1;
 }
 
+/* A launch's step over one chunk of rows: f(c, s, v) adds this chunk's K
+ * partial sums of its problem (state s) into v, which go to L.part. */
+template <int K, class F>
+__device__ void chunk_step(const Batch &B, const Chunks &L, F &&f) {
+  __shared__ Shared sh;
+  const ChunkRows c = chunk_rows(B, L);
+  if (c.p < 0) return;
+  double v[K] = {};
+  f(c, L.st[c.p], v);
+  chunk_store(sh, L, v);
+}
+
+/* The end of a chunked step, a warp a problem: its problem where this is
+ * lane 0 of a running problem's warp, with the chunks' K sums in v; else -1. */
+template <int K>
+__device__ long long step_sums(const Chunks &L, double (&v)[K]) {
+  const long long p = warp_problem(L);
+  if (p < 0 || L.st[p].reason) return -1;
+  return chunk_sums(L, p, v) ? p : -1;
+}
+
 __device__ void launch_done(const Batch &B, const Chunks &L, long long p, int reason) {
   PState &s = L.st[p];
   s.reason = reason;
@@ -745,29 +766,24 @@ __global__ void __launch_bounds__(kThreads) lk_setup(Batch B, Chunks L) {
 /* Jacobi's (HEAT false) or heat's sweep over one chunk. */
 template <bool HEAT>
 __global__ void __launch_bounds__(kThreads) lk_relax_sweep(Batch B, Chunks L) {
-  __shared__ Shared sh;
-  const ChunkRows c = chunk_rows(B, L);
-  if (c.p < 0) return;
-  const PState &s = L.st[c.p];
-  double *xa = (s.cur ? B.xs : B.x) + c.R.lo, *xb = (s.cur ? B.x : B.xs) + c.R.lo;
-  const double *d = HEAT ? NULL : B.d + c.R.lo;
-  const double w = HEAT ? B.c[c.p] : 0.0;
-  double v[1] = {0.0};
-  for (int i = c.R.t0; i < c.R.n; i += c.R.ts) {
-    if (!HEAT && s.it == 0) B.d[c.R.lo + i] = row_diag(B, c.R.lo + i, i);
-    const double r = __dsub_rn(__ldg(B.b + c.R.lo + i), row_apply(B, c.R.lo + i, xa));
-    v[0] += r * r;
-    xb[i] = relax_update<HEAT>(xa[i], r, d, w, i);
-  }
-  chunk_store(sh, L, v);
+  chunk_step<1>(B, L, [&](const ChunkRows &c, const PState &s, double (&v)[1]) {
+    double *xa = (s.cur ? B.xs : B.x) + c.R.lo, *xb = (s.cur ? B.x : B.xs) + c.R.lo;
+    const double *d = HEAT ? NULL : B.d + c.R.lo;
+    const double w = HEAT ? B.c[c.p] : 0.0;
+    for (int i = c.R.t0; i < c.R.n; i += c.R.ts) {
+      if (!HEAT && s.it == 0) B.d[c.R.lo + i] = row_diag(B, c.R.lo + i, i);
+      const double r = __dsub_rn(__ldg(B.b + c.R.lo + i), row_apply(B, c.R.lo + i, xa));
+      v[0] += r * r;
+      xb[i] = relax_update<HEAT>(xa[i], r, d, w, i);
+    }
+  });
 }
 
 template <bool HEAT>
 __global__ void __launch_bounds__(kThreads) lk_relax_end(Batch B, Chunks L) {
-  const long long p = warp_problem(L);
-  if (p < 0 || L.st[p].reason) return;
   double v[1];
-  if (!chunk_sums(L, p, v)) return;
+  const long long p = step_sums(L, v);
+  if (p < 0) return;
   PState &s = L.st[p];
   s.rn = sqrt(v[0]);
   if (s.it == 0) s.r0 = s.rn;
@@ -800,12 +816,9 @@ __device__ CgVec cg_vectors_of(const Batch &B, const PState &s, long long lo) {
 }
 
 __global__ void __launch_bounds__(kThreads) lk_cg_start(Batch B, Chunks L) {
-  __shared__ Shared sh;
-  const ChunkRows c = chunk_rows(B, L);
-  if (c.p < 0) return;
-  double v[2] = {0.0, 0.0};
-  cg_start(B, c.R, cg_vectors(B, c.R.lo), v);
-  chunk_store(sh, L, v);
+  chunk_step<2>(B, L, [&](const ChunkRows &c, const PState &, double (&v)[2]) {
+    cg_start(B, c.R, cg_vectors(B, c.R.lo), v);
+  });
 }
 
 __device__ void cg_launch_check(const Batch &B, const Chunks &L, long long p) {
@@ -815,10 +828,9 @@ __device__ void cg_launch_check(const Batch &B, const Chunks &L, long long p) {
 }
 
 __global__ void __launch_bounds__(kThreads) lk_cg_start_end(Batch B, Chunks L) {
-  const long long p = warp_problem(L);
-  if (p < 0 || L.st[p].reason) return;
   double v[2];
-  if (!chunk_sums(L, p, v)) return;
+  const long long p = step_sums(L, v);
+  if (p < 0) return;
   PState &s = L.st[p];
   s.rz = v[0];
   s.rn = s.r0 = sqrt(v[1]);
@@ -826,19 +838,15 @@ __global__ void __launch_bounds__(kThreads) lk_cg_start_end(Batch B, Chunks L) {
 }
 
 __global__ void __launch_bounds__(kThreads) lk_cg_direction(Batch B, Chunks L) {
-  __shared__ Shared sh;
-  const ChunkRows c = chunk_rows(B, L);
-  if (c.p < 0) return;
-  const PState &s = L.st[c.p];
-  double v[1] = {cg_direction(B, c.R, cg_vectors_of(B, s, c.R.lo), s.beta, s.it == 0)};
-  chunk_store(sh, L, v);
+  chunk_step<1>(B, L, [&](const ChunkRows &c, const PState &s, double (&v)[1]) {
+    v[0] = cg_direction(B, c.R, cg_vectors_of(B, s, c.R.lo), s.beta, s.it == 0);
+  });
 }
 
 __global__ void __launch_bounds__(kThreads) lk_cg_direction_end(Batch B, Chunks L) {
-  const long long p = warp_problem(L);
-  if (p < 0 || L.st[p].reason) return;
   double v[1];
-  if (!chunk_sums(L, p, v)) return;
+  const long long p = step_sums(L, v);
+  if (p < 0) return;
   PState &s = L.st[p];
   const int reason = cg_curvature(v[0]);
   if (reason) launch_done(B, L, p, reason);
@@ -846,20 +854,15 @@ __global__ void __launch_bounds__(kThreads) lk_cg_direction_end(Batch B, Chunks 
 }
 
 __global__ void __launch_bounds__(kThreads) lk_cg_update(Batch B, Chunks L) {
-  __shared__ Shared sh;
-  const ChunkRows c = chunk_rows(B, L);
-  if (c.p < 0) return;
-  const PState &s = L.st[c.p];
-  double v[2] = {0.0, 0.0};
-  cg_update(B, c.R, cg_vectors_of(B, s, c.R.lo), s.alpha, v);
-  chunk_store(sh, L, v);
+  chunk_step<2>(B, L, [&](const ChunkRows &c, const PState &s, double (&v)[2]) {
+    cg_update(B, c.R, cg_vectors_of(B, s, c.R.lo), s.alpha, v);
+  });
 }
 
 __global__ void __launch_bounds__(kThreads) lk_cg_update_end(Batch B, Chunks L) {
-  const long long p = warp_problem(L);
-  if (p < 0 || L.st[p].reason) return;
   double v[2];
-  if (!chunk_sums(L, p, v)) return;
+  const long long p = step_sums(L, v);
+  if (p < 0) return;
   PState &s = L.st[p];
   s.beta = v[0] / s.rz;
   s.rz = v[0];
