@@ -621,21 +621,13 @@ __device__ void solve_levels(Shared &sh, const Batch &B, const Common &C) {
   account(C, busy, barriers);
 }
 
-/* Block groups. No barrier spans blocks, so any grid size is safe. */
-template <bool HEAT, class S>
-__global__ void __launch_bounds__(kThreads) block_kernel(Batch B, Common C) {
+/* Block groups (G = BlockG: no barrier spans blocks, so any grid size is
+ * safe) and cluster groups (G = ClusterG, launched with a cluster dimension
+ * along x: cluster.sync(); the hardware co-schedules a cluster's blocks). */
+template <bool HEAT, class G, class S>
+__global__ void __launch_bounds__(kThreads) group_kernel(Batch B, Common C) {
   __shared__ Shared sh;
-  BlockG g(sh);
-  S s = make_sched<S>(C, sh);
-  solve_all<HEAT>(g, s, B, C);
-}
-
-/* Cluster groups (launched with a cluster dimension along x): cluster.sync();
- * the hardware co-schedules a cluster's blocks. */
-template <bool HEAT, class S>
-__global__ void __launch_bounds__(kThreads) cluster_kernel(Batch B, Common C) {
-  __shared__ Shared sh;
-  ClusterG g(sh);
+  G g(sh);
   S s = make_sched<S>(C, sh);
   solve_all<HEAT>(g, s, B, C);
 }
@@ -960,11 +952,11 @@ const void *kernel_of(int sync, int sched) {
   const bool st = sched == COOP_SCHED_STATIC, clc = sched == COOP_SCHED_CLC;
   switch (sync) {
   case COOP_BSYNC_BLOCK:
-    return clc ? (const void *)block_kernel<HEAT, Clc<false>>
-               : st ? (const void *)block_kernel<HEAT, Static> : (const void *)block_kernel<HEAT, Atomic>;
+    return clc ? (const void *)group_kernel<HEAT, BlockG, Clc<false>>
+               : st ? (const void *)group_kernel<HEAT, BlockG, Static> : (const void *)group_kernel<HEAT, BlockG, Atomic>;
   case COOP_BSYNC_CLUSTER:
-    return clc ? (const void *)cluster_kernel<HEAT, Clc<true>>
-               : st ? (const void *)cluster_kernel<HEAT, Static> : (const void *)cluster_kernel<HEAT, Atomic>;
+    return clc ? (const void *)group_kernel<HEAT, ClusterG, Clc<true>>
+               : st ? (const void *)group_kernel<HEAT, ClusterG, Static> : (const void *)group_kernel<HEAT, ClusterG, Atomic>;
   case COOP_BSYNC_ROW:
     return st ? (const void *)row_kernel<HEAT, false, Static> : (const void *)row_kernel<HEAT, false, Atomic>;
   case COOP_BSYNC_GRID:

@@ -167,16 +167,6 @@ static void heat_view(const coop_solve *sv, const void *data, FILE *out) {
           (long long)sv->s->grid.g[0], sv->mode);
 }
 
-static void heat_report(const coop_solve *sv, const void *data, FILE *out) {
-  (void)sv;
-  coop_relax_report(((const heat_data *)data)->r, out);
-}
-
-static void heat_attrs(const coop_solve *sv, const void *data, coop_io_result *r) {
-  (void)sv;
-  coop_relax_attrs(((const heat_data *)data)->r, r);
-}
-
 static void heat_destroy(coop_solve *sv, void *data) {
   heat_data *d = data;
   (void)sv;
@@ -186,4 +176,4 @@ static void heat_destroy(coop_solve *sv, void *data) {
 
 const coop_solver_type coop_solver_heat = {
     "heat", "explicit time stepping of u_t = alpha lap(u) + f (grid problems)", 1 /* grid form */,
-    heat_setup, heat_solve, heat_view, heat_destroy, heat_report, heat_attrs};
+    heat_setup, heat_solve, heat_view, heat_destroy, coop_relax_report_cb, coop_relax_attrs_cb};

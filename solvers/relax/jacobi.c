@@ -106,16 +106,6 @@ static void jacobi_view(const coop_solve *sv, const void *data, FILE *out) {
           (long long)sv->s->grid.g[0], sv->mode, sv->f ? "" : ", zero right-hand side (not read)");
 }
 
-static void jacobi_report(const coop_solve *sv, const void *data, FILE *out) {
-  (void)sv;
-  coop_relax_report(((const jacobi_data *)data)->relax, out);
-}
-
-static void jacobi_attrs(const coop_solve *sv, const void *data, coop_io_result *r) {
-  (void)sv;
-  coop_relax_attrs(((const jacobi_data *)data)->relax, r);
-}
-
 static void jacobi_destroy(coop_solve *sv, void *data) {
   (void)sv;
   jacobi_data *d = data;
@@ -125,4 +115,4 @@ static void jacobi_destroy(coop_solve *sv, void *data) {
 
 const coop_solver_type coop_solver_jacobi = {
     "jacobi", "Jacobi iteration on a grid (Poisson problems)", 1,
-    jacobi_setup, jacobi_solve, jacobi_view, jacobi_destroy, jacobi_report, jacobi_attrs};
+    jacobi_setup, jacobi_solve, jacobi_view, jacobi_destroy, coop_relax_report_cb, coop_relax_attrs_cb};

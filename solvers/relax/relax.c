@@ -321,6 +321,16 @@ void coop_relax_attrs(const coop_relax *r, coop_io_result *res) {
   res->resident = r->path.field_resident;
 }
 
+void coop_relax_report_cb(const coop_solve *sv, const void *data, FILE *out) {
+  (void)sv;
+  coop_relax_report(*(coop_relax *const *)data, out);
+}
+
+void coop_relax_attrs_cb(const coop_solve *sv, const void *data, coop_io_result *res) {
+  (void)sv;
+  coop_relax_attrs(*(coop_relax *const *)data, res);
+}
+
 int coop_relax_create(coop_solve *sv, double c, coop_relax **out) {
   coop_relax *r = calloc(1, sizeof *r);
   *out = r;

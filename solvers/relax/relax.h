@@ -71,6 +71,10 @@ int coop_relax_run(coop_relax *r, int64_t n, coop_relax_decide decide, void *ctx
  * attributes halo_fused and resident. */
 void coop_relax_report(const coop_relax *r, FILE *out);
 void coop_relax_attrs(const coop_relax *r, coop_io_result *res);
+/* The same as a solver type's report and attrs callbacks, for a method
+ * whose data struct starts with its coop_relax pointer (Jacobi, heat). */
+void coop_relax_report_cb(const coop_solve *sv, const void *data, FILE *out);
+void coop_relax_attrs_cb(const coop_solve *sv, const void *data, coop_io_result *res);
 
 /* Fill the ghosts of sv->u from the neighbours (after a restart). Collective. */
 int coop_relax_exchange(coop_relax *r);
