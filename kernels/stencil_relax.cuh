@@ -76,6 +76,13 @@ __host__ __device__ __forceinline__ float vget(const float4 &v, int e) {
   return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
 }
 __host__ __device__ __forceinline__ double vget(const double2 &v, int e) { return e == 0 ? v.x : v.y; }
+/* Element e's x neighbours in a chunk v: left and right stand beside its end elements. */
+template <typename T, typename VT>
+__device__ __forceinline__ T vleft(const VT &v, T left, int e) { return e == 0 ? left : vget(v, e - 1); }
+template <typename T, typename VT>
+__device__ __forceinline__ T vright(const VT &v, T right, int e) {
+  return e == Vec16<T>::n - 1 ? right : vget(v, e + 1);
+}
 __device__ __forceinline__ void vset(float4 &v, int e, float x) {
   if (e == 0) v.x = x; else if (e == 1) v.y = x; else if (e == 2) v.z = x; else v.w = x;
 }
@@ -179,9 +186,7 @@ __device__ __forceinline__ typename Vec16<T>::type chunk_relax(
   T sq[V];
 #pragma unroll
   for (int e = 0; e < V; e++) {
-    const T ce = vget(cur, e);
-    const T l = e == 0 ? left : vget(cur, e - 1);
-    const T rr = e == V - 1 ? right : vget(cur, e + 1);
+    const T ce = vget(cur, e), l = vleft(cur, left, e), rr = vright(cur, right, e);
     T res;
     if (DIM == 3)
       res = relax_res3<T, HAS_F>(ce, l, rr, vget(ym, e), vget(yp, e), vget(prev, e), vget(next, e),

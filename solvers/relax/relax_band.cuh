@@ -115,9 +115,7 @@ __device__ __forceinline__ typename Vec16<T>::type band_chunk(
   T sq[V];
 #pragma unroll
   for (int e = 0; e < V; e++) {
-    const T ce = vget(cur, e);
-    const T l = e == 0 ? left : vget(cur, e - 1);
-    const T rr = e == V - 1 ? right : vget(cur, e + 1);
+    const T ce = vget(cur, e), l = vleft(cur, left, e), rr = vright(cur, right, e);
     const T res = relax_res2<T, HAS_F>(ce, l, rr, vget(prev, e), vget(nxt, e), HAS_F ? vget(fv, e) : (T)0, w0, w1, diag);
     if (UPDATE) vset(out, e, own_sel<T>(own, e, ce + c * res, ce));
     /* word masks without f: res is -A u; square A u, the same bits, so
