@@ -231,6 +231,19 @@ __device__ __forceinline__ double &own(int v, int k) {
   return kg_cache[(v * kCacheRows + k) * blockDim.x + threadIdx.x];
 }
 
+/* Row k's own-row cache slots 0, 1, ... into v... in that order. */
+template <class... D>
+__device__ __forceinline__ void own_load(int k, D &...v) {
+  int j = 0;
+  ((v = own(j++, k)), ...);
+}
+
+/* v... into row k's own-row cache slots j, j + 1, ... */
+template <class... D>
+__device__ __forceinline__ void own_put(int k, int j, const D &...v) {
+  ((own(j++, k) = v), ...);
+}
+
 __device__ __forceinline__ double dget(const Params &P, long long i) {
   return P.d ? __ldg(P.d + i) : 1.0; /* M = I: z = 1.0 * r is r exactly */
 }
@@ -375,6 +388,18 @@ __device__ int stop(const Params &P, const Track &t, long long it, double rn) {
   return coop_stop_test(rn, t.r0, it, P.max_iter, P.rtol, P.atol, P.dtol);
 }
 
+/* A residual check: the history entry, then the stop test's reason. */
+__device__ __forceinline__ int check(const Params &P, Track &t, long long it, double rn) {
+  record(P, t, it, rn);
+  return stop(P, t, it, rn);
+}
+
+/* The first check: r0 = sqrt(rr), then the history entry and the stop test. */
+__device__ __forceinline__ void first_check(const Params &P, Track &t, double rr) {
+  t.r0 = sqrt(rr);
+  t.reason = check(P, t, 0, t.r0);
+}
+
 __device__ void finish(const Params &P, const Track &t) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     P.res->r0 = t.r0;
@@ -388,14 +413,13 @@ __device__ void finish(const Params &P, const Track &t) {
  * CG and pipelined CG; on the host coop_krylov_cg1_top): the check of
  * ||r|| = sqrt(rr) (skipped on a resumed launch's first iteration), the
  * breakdown tests, then alpha and beta. true: the solve ends here. */
-__device__ __forceinline__ bool cg1_top(const Params &P, Track &t, long long it, bool check, double rr,
+__device__ __forceinline__ bool cg1_top(const Params &P, Track &t, long long it, bool due, double rr,
                                         double gamma, double delta, double gamma_old, double alpha_old,
                                         double &alpha, double &beta) {
-  if (check) {
+  if (due) {
     const double rn = sqrt(rr);
     if (it == 0) t.r0 = rn;
-    record(P, t, it, rn);
-    t.reason = stop(P, t, it, rn);
+    t.reason = check(P, t, it, rn);
     if (t.reason || it == P.stop_at) return true;
   }
   if (gamma < 0.0) {
@@ -416,6 +440,30 @@ __device__ __forceinline__ bool cg1_top(const Params &P, Track &t, long long it,
   }
   alpha = dvd(gamma, den);
   return false;
+}
+
+/* The end of a one-reduction CG iteration: this block's partials of gamma,
+ * delta and rr (acc) out, the old gamma and alpha kept while the other blocks
+ * catch up, then the sums (one grid barrier) and the buffers' parity flipped. */
+__device__ __forceinline__ void cg1_end(cg::grid_group &g, Red &red, const double (&acc)[3], double alpha,
+                                        double &gamma, double &delta, double &rr, double &gamma_old,
+                                        double &alpha_old, bool &odd) {
+  block_partial<3>(acc, red);
+  gamma_old = gamma;
+  alpha_old = alpha;
+  double s[3];
+  grid_sum<3>(g, red, s);
+  gamma = s[0];
+  delta = s[1];
+  rr = s[2];
+  odd = !odd;
+}
+
+/* This block's partials acc, then every block's sums into out (one grid barrier). */
+template <int K>
+__device__ __forceinline__ void all_sum(cg::grid_group &g, Red &red, const double (&acc)[K], double (&out)[K]) {
+  block_partial<K>(acc, red);
+  grid_sum<K>(g, red, out);
 }
 
 /* ------------------------------------------------ segments of a solve */
@@ -460,6 +508,13 @@ __device__ __forceinline__ void keep(bool save, double &dev, double &sh) {
     dev = sh;
   else
     sh = dev;
+}
+
+/* keep for each of dev... with the cache slots 0, 1, ... of row k. */
+template <class... D>
+__device__ __forceinline__ void keep_rows(bool save, int k, D &...dev) {
+  int j = 0;
+  (keep(save, dev, own(j++, k)), ...);
 }
 
 /* f(k, i) for this thread's rows in the cached variant (nothing to move when
@@ -536,13 +591,10 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
         own(4, k) = dget(P, i);
       }
     }, P.x, P.b, P.d ? P.d : P.b);
-    block_partial<2>(acc, red);
     double s[2];
-    grid_sum<2>(grid, red, s);
+    all_sum<2>(grid, red, acc, s);
     rz = s[0];
-    t.r0 = sqrt(s[1]);
-    record(P, t, 0, t.r0);
-    t.reason = stop(P, t, 0, t.r0);
+    first_check(P, t, s[1]);
   }
 
   for (long long it = it0 + 1; !t.reason; it++) {
@@ -579,11 +631,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
       for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
         double xi, pi, qi, ri, di;
         if (cached) {
-          xi = own(0, k);
-          pi = own(1, k);
-          qi = own(2, k);
-          ri = own(3, k);
-          di = own(4, k);
+          own_load(k, xi, pi, qi, ri, di);
         } else {
           xi = P.x[i];
           pi = pn[i];
@@ -613,8 +661,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
     double s[2];
     grid_sum<2>(grid, red, s);
     const double rn = sqrt(s[1]);
-    record(P, t, it, rn);
-    t.reason = stop(P, t, it, rn);
+    t.reason = check(P, t, it, rn);
     if (!t.reason && s[0] < 0.0) t.reason = COOP_DIVERGED_INDEFINITE_PC;
     beta = dvd(s[0], rz);
     rz = s[0];
@@ -683,13 +730,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksBicg) bicgstab_kernel(cons
         own(1, k) = ri;
       }
     }, P.x, P.b);
-    block_partial<2>(acc, red);
     double s2[2];
-    grid_sum<2>(grid, red, s2);
+    all_sum<2>(grid, red, acc, s2);
     rho = s2[1];
-    t.r0 = sqrt(s2[0]);
-    record(P, t, 0, t.r0);
-    t.reason = stop(P, t, 0, t.r0);
+    first_check(P, t, s2[0]);
   }
 
   for (long long it = it0 + 1; !t.reason; it++) {
@@ -771,11 +815,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksBicg) bicgstab_kernel(cons
       for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
         double xi, hi, pi, si, ti;
         if (cached) {
-          xi = own(0, k);
-          hi = own(1, k);
-          pi = own(2, k);
-          si = own(3, k);
-          ti = own(4, k);
+          own_load(k, xi, hi, pi, si, ti);
         } else {
           xi = P.x[i];
           hi = RH[i];
@@ -802,8 +842,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksBicg) bicgstab_kernel(cons
     double s2[2];
     grid_sum<2>(grid, red, s2);
     const double rn = sqrt(s2[0]);
-    record(P, t, it, rn);
-    t.reason = stop(P, t, it, rn);
+    t.reason = check(P, t, it, rn);
     if (!t.reason && omega == 0.0) t.reason = COOP_DIVERGED_BREAKDOWN;
     rho_old = rho;
     rho = s2[1];
@@ -852,12 +891,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
   long long it0 = 0; /* the last iteration checked before the loop */
   const auto own_rows = [&](bool save) {
     cached_rows<KIND>(P, rows, [&](int k, long long i) {
-      keep(save, P.x[i], own(0, k));
-      keep(save, Rv[i], own(1, k));
-      keep(save, U[i], own(2, k));
-      keep(save, Qv[i], own(3, k));
-      keep(save, Sv[i], own(4, k));
-      keep(save, Pv[i], own(5, k));
+      keep_rows(save, k, P.x[i], Rv[i], U[i], Qv[i], Sv[i], Pv[i]);
     });
   };
   double gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0, floor = 0.0, post = 0.0;
@@ -893,10 +927,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
       U[i] = ui;
       Qv[i] = qi;
       if (cached) {
-        own(1, k) = ri;
-        own(2, k) = ui;
-        own(3, k) = qi;
-        own(4, k) = si;
+        own_put(k, 1, ri, ui, qi, si);
       } else {
         Rv[i] = ri;
         Sv[i] = si;
@@ -939,10 +970,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
         U[i] = ui;
         Z0[i] = 0.0;
         if (cached) {
-          own(0, k) = xi;
-          own(1, k) = ri;
-          own(2, k) = ui;
-          own(3, k) = own(4, k) = own(5, k) = 0.0;
+          own_put(k, 0, xi, ri, ui, 0.0, 0.0, 0.0);
         } else {
           Rv[i] = ri;
           Qv[i] = Sv[i] = Pv[i] = 0.0;
@@ -950,9 +978,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
         acc[0] = dacc(acc[0], ri, ui);
         acc[1] = dacc(acc[1], ri, ri);
       }, P.x, P.b, P.d ? P.d : P.b);
-      block_partial<2>(acc, red);
       double s[2];
-      grid_sum<2>(grid, red, s);
+      all_sum<2>(grid, red, acc, s);
       gamma = s[0];
       rr = s[1];
     }
@@ -964,9 +991,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
         W0[i] = wi;
         acc[0] = dacc(acc[0], wi, ui);
       });
-      block_partial<1>(acc, red);
       double s[1];
-      grid_sum<1>(grid, red, s);
+      all_sum<1>(grid, red, acc, s);
       delta = s[0];
     }
     /* m = M w; n = A m */
@@ -977,23 +1003,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
     red.sync(grid);
   }
 
-  bool check = !P.resume; /* a resumed launch made its first iteration's check before */
+  bool due = !P.resume; /* a resumed launch made its first iteration's check before */
   for (long long it = it0;; it++) {
     double alpha, beta;
-    if (cg1_top(P, t, it, check, rr, gamma, delta, gamma_old, alpha_old, alpha, beta)) break;
-    check = true;
+    if (cg1_top(P, t, it, due, rr, gamma, delta, gamma_old, alpha_old, alpha, beta)) break;
+    due = true;
     const double *const W = odd ? W1 : W0, *const Z = odd ? Z1 : Z0, *const N = odd ? N1 : N0;
     double *const Wn = odd ? W0 : W1, *const Zn = odd ? Z0 : Z1, *const Nn = odd ? N0 : N1;
     double acc[3] = {0.0, 0.0, 0.0};
     for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
       double xi, ri, ui, qi, si, pi;
       if (cached) {
-        xi = own(0, k);
-        ri = own(1, k);
-        ui = own(2, k);
-        qi = own(3, k);
-        si = own(4, k);
-        pi = own(5, k);
+        own_load(k, xi, ri, ui, qi, si, pi);
       } else {
         xi = P.x[i];
         ri = Rv[i];
@@ -1021,12 +1042,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
       Wn[i] = wn;
       Nn[i] = ni;
       if (cached) {
-        own(0, k) = xi;
-        own(1, k) = ri;
-        own(2, k) = ui;
-        own(3, k) = qi;
-        own(4, k) = si;
-        own(5, k) = pi;
+        own_put(k, 0, xi, ri, ui, qi, si, pi);
       } else {
         P.x[i] = xi;
         Rv[i] = ri;
@@ -1036,15 +1052,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPipe) pipecg_kernel(const 
         Pv[i] = pi;
       }
     }, W, Z, N, P.d ? P.d : W, P.x, Rv, U, Qv, Sv, Pv);
-    block_partial<3>(acc, red);
-    gamma_old = gamma;
-    alpha_old = alpha;
-    double s[3];
-    grid_sum<3>(grid, red, s);
-    gamma = s[0];
-    delta = s[1];
-    rr = s[2];
-    odd = !odd;
+    cg1_end(grid, red, acc, alpha, gamma, delta, rr, gamma_old, alpha_old, odd);
     if ((it + 1) % kDriftEvery == 0) replace_if_drifted(Wn, Zn, Nn);
   }
   own_rows(true);
@@ -1080,8 +1088,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
   long long it0 = 0; /* the last iteration checked before the loop */
   const auto own_rows = [&](bool save) {
     cached_rows<KIND>(P, rows, [&](int k, long long i) {
-      keep(save, P.x[i], own(0, k));
-      keep(save, Pv[i], own(1, k));
+      keep_rows(save, k, P.x[i], Pv[i]);
       if (!save) own(2, k) = dget(P, i);
     });
   };
@@ -1098,9 +1105,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
       R0[i] = residual_row<KIND>(P, i, p, xi);
       S0[i] = 0.0;
       if (cached) {
-        own(0, k) = xi;
-        own(1, k) = 0.0;
-        own(2, k) = dget(P, i);
+        own_put(k, 0, xi, 0.0, dget(P, i));
       } else {
         Pv[i] = 0.0;
       }
@@ -1116,19 +1121,18 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
       acc[1] = dacc(acc[1], wi, zi);
       acc[2] = dacc(acc[2], ri, ri);
     });
-    block_partial<3>(acc, red);
     double s[3];
-    grid_sum<3>(grid, red, s);
+    all_sum<3>(grid, red, acc, s);
     gamma = s[0];
     delta = s[1];
     rr = s[2];
   }
 
-  bool check = !P.resume; /* a resumed launch made its first iteration's check before */
+  bool due = !P.resume; /* a resumed launch made its first iteration's check before */
   for (long long it = it0;; it++) {
     double alpha, beta;
-    if (cg1_top(P, t, it, check, rr, gamma, delta, gamma_old, alpha_old, alpha, beta)) break;
-    check = true;
+    if (cg1_top(P, t, it, due, rr, gamma, delta, gamma_old, alpha_old, alpha, beta)) break;
+    due = true;
     const double *const R = odd ? R1 : R0, *const W = odd ? W1 : W0, *const S = odd ? S1 : S0;
     double *const Rn = odd ? R0 : R1, *const Wn = odd ? W0 : W1, *const Sn = odd ? S0 : S1;
     /* s_new and r_new of row j, as its owner computes them */
@@ -1137,9 +1141,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
     for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
       double xi, pi, di;
       if (cached) {
-        xi = own(0, k);
-        pi = own(1, k);
-        di = own(2, k);
+        own_load(k, xi, pi, di);
       } else {
         xi = P.x[i];
         pi = Pv[i];
@@ -1166,15 +1168,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
       acc[1] = dacc(acc[1], wi, zi);
       acc[2] = dacc(acc[2], rni, rni);
     }, R, W, S, P.d ? P.d : R, P.x, Pv);
-    block_partial<3>(acc, red);
-    gamma_old = gamma;
-    alpha_old = alpha;
-    double s[3];
-    grid_sum<3>(grid, red, s);
-    gamma = s[0];
-    delta = s[1];
-    rr = s[2];
-    odd = !odd;
+    cg1_end(grid, red, acc, alpha, gamma, delta, rr, gamma_old, alpha_old, odd);
   }
   own_rows(true);
   save_state(P, odd, gamma, delta, gamma_old, alpha_old);
