@@ -41,65 +41,14 @@ __device__ __forceinline__ void cp_async_if(unsigned dst, const void *src, bool 
                : "memory");
 }
 
-/* Two sweeps a pass over ranks of one node (the multi-rank whole solve,
- * solvers/relax/relax_cuda.cu): the pass's region reaches one layer into the
- * ghosts at each face with a neighbour, so u_{k+1} there needs u_k two
- * layers deep, and the neighbour takes u_{k+2} of this rank's two outer
- * owned layers as its ghost layers 1 and 2. After its march a lane sends
- * what it stored itself (read back: program order makes it visible to the
- * same thread): at a y face whole chunks of the two rows, at an x face its
- * elements of the two columns, row by row. true when it sent any. */
-template <typename T>
-__host__ __device__ __forceinline__ bool pair_forward(const PeerFwd &F, int par, const RelaxGeom &G, const T *un,
-                                             int xs, unsigned om, int m, int rows) {
-  constexpr int V = Vec16<T>::n;
-  const long long ms = G.sy;
-  bool hit = false;
-  for (int i = 0; i < F.nf; i++) {
-    const PeerFace &P = F.f[i];
-    T *dst = (T *)P.buf[par];
-    for (int d = 0; d < 2; d++) {
-      const int gd = P.side ? P.gc - d : P.gc + d; /* the neighbour's ghost layer d + 1 */
-      if (P.axis == 1) {
-        const int y = P.side ? G.om1 - 1 - d : G.om0 + d;
-        if (om == 0u || y < m || y >= m + rows) continue;
-        vstore_mask<T>(dst + xs + P.sy * gd, vload(un + xs + ms * y), om);
-        hit = true;
-      } else {
-        const int e = (P.side ? G.ox1 - 1 - d : G.ox0 + d) - xs;
-        if (e < 0 || e >= V || !((om >> e) & 1u)) continue;
-        const int y0 = m > G.om0 ? m : G.om0, y1 = m + rows < G.om1 ? m + rows : G.om1;
-        /* four rows' loads before their stores: dst may alias un for all the
-         * compiler knows, so row by row would be a chain of L2 round trips */
-        int y = y0;
-        for (; y + 4 <= y1; y += 4) {
-          T v[4];
-#pragma unroll
-          for (int q = 0; q < 4; q++) v[q] = un[xs + e + ms * (y + q)];
-#pragma unroll
-          for (int q = 0; q < 4; q++) dst[gd + P.sy * (y + q)] = v[q];
-        }
-        for (; y < y1; y++) dst[gd + P.sy * y] = un[xs + e + ms * y];
-        hit = true;
-      }
-    }
-  }
-  return hit;
-}
-
 /* The pass over tasks t0, t0 + ts, ... (warp tasks of relax_range_ring, the
  * same queue): reads u (u_k), writes un (u_{k+2}) on the region's points;
  * NORM: s0 and s1 get this thread's squared residuals of u_k and u_{k+1}
- * over the owned points of its tasks' own rows. FWD: the region reaches
- * into the ghosts, which the neighbours write during the pass, so only
- * owned points are stored, and their outer two layers go to the
- * neighbours (pair_forward; par picks the neighbour's field, *fwd_hit set
- * when this thread sent any). */
-template <typename T, bool HAS_F, bool NORM, bool FWD = false>
+ * over the owned points of its tasks' own rows. */
+template <typename T, bool HAS_F, bool NORM>
 __device__ void relax_pair_ring(const RelaxPar &P, const RelaxGeom &G, const T *u, T *un,
                                 const T *__restrict__ f, unsigned t0, unsigned ts, const TaskQueue &Q,
-                                double &s0, double &s1, const PeerFwd *fwd = nullptr, int par = 0,
-                                bool *fwd_hit = nullptr) {
+                                double &s0, double &s1) {
   typedef typename Vec16<T>::type VT;
   constexpr int V = Vec16<T>::n;
   constexpr unsigned kFull = 0xffffffffu;
@@ -302,7 +251,7 @@ __device__ void relax_pair_ring(const RelaxPar &P, const RelaxGeom &G, const T *
             const unsigned own1 = (i - 1 >= G.om0 && i - 1 < G.om1) ? om : 0u;
             const VT wo = chunk_relax<T, 2, HAS_F, NORM>(vp, wl, wr, vpp, vc, vp, vp, HAS_F ? fw : vp, own1, w0, w1,
                                                          (T)0, diag, c, s1);
-            chunk_store(un + idx - ms, wo, FWD ? own1 : xm);
+            chunk_store(un + idx - ms, wo, xm);
           }
           load(s); /* slot s again, its row in registers */
           s = s + 1 == kRing ? 0 : s + 1;
@@ -335,9 +284,6 @@ __device__ void relax_pair_ring(const RelaxPar &P, const RelaxGeom &G, const T *
       task(std::integral_constant<bool, true>());
     else
       task(std::integral_constant<bool, false>());
-    if constexpr (FWD) {
-      if (pair_forward<T>(*fwd, par, G, un, xs, k.om, m, rows)) *fwd_hit = true;
-    }
     /* the next task's first or last lane may be another (its edge copies
      * after this task's reads) */
     __syncwarp();

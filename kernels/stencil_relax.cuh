@@ -62,20 +62,18 @@ struct RelaxGeom {
   int snake;         /* 2D ring march: strips in reverse order when u > un (sweep_reversed) */
 };
 
-/* __host__ too, here and on the task decoding below: tests/test_relax_plan
- * runs pair_forward (kernels/stencil_pair.cuh) over a pass's tasks on the host */
 template <typename T>
-__host__ __device__ __forceinline__ typename Vec16<T>::type vload(const T *p) {
+__device__ __forceinline__ typename Vec16<T>::type vload(const T *p) {
   return *reinterpret_cast<const typename Vec16<T>::type *>(p);
 }
 template <typename T>
-__host__ __device__ __forceinline__ void vstore(T *p, const typename Vec16<T>::type &v) {
+__device__ __forceinline__ void vstore(T *p, const typename Vec16<T>::type &v) {
   *reinterpret_cast<typename Vec16<T>::type *>(p) = v;
 }
-__host__ __device__ __forceinline__ float vget(const float4 &v, int e) {
+__device__ __forceinline__ float vget(const float4 &v, int e) {
   return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
 }
-__host__ __device__ __forceinline__ double vget(const double2 &v, int e) { return e == 0 ? v.x : v.y; }
+__device__ __forceinline__ double vget(const double2 &v, int e) { return e == 0 ? v.x : v.y; }
 /* Element e's x neighbours in a chunk v: left and right stand beside its end elements. */
 template <typename T, typename VT>
 __device__ __forceinline__ T vleft(const VT &v, T left, int e) { return e == 0 ? left : vget(v, e - 1); }
@@ -92,7 +90,7 @@ __device__ __forceinline__ void vset(double2 &v, int e, double x) {
 /* The elements of a chunk in mask m (bit e: element e) to p: one 16-byte
  * store when all are, else element by element. */
 template <typename T>
-__host__ __device__ __forceinline__ void vstore_mask(T *p, const typename Vec16<T>::type &v, unsigned m) {
+__device__ __forceinline__ void vstore_mask(T *p, const typename Vec16<T>::type &v, unsigned m) {
   constexpr int V = Vec16<T>::n;
   if (m == (1u << V) - 1u) {
     vstore(p, v);
@@ -161,7 +159,7 @@ __device__ __forceinline__ void chunk_sq_add(const T (&r)[V], double &sum) {
  * counts: counting them here too would sum them twice in the split step of
  * an x-cut box). */
 template <int V>
-__host__ __device__ __forceinline__ void chunk_masks(const RelaxGeom &G, int xs, bool live, unsigned *xm, unsigned *om) {
+__device__ __forceinline__ void chunk_masks(const RelaxGeom &G, int xs, bool live, unsigned *xm, unsigned *om) {
   *xm = 0, *om = 0;
 #pragma unroll
   for (int e = 0; e < V; e++) {
@@ -400,7 +398,7 @@ __host__ __device__ inline unsigned long long queue_tickets(const RelaxGeom &G, 
  * read from. It gains in grid mode and is level in launch mode (blocks
  * start in no strict order); the same for the 3D march's z-strips lost, so
  * 3D keeps one order (measured: see bench/results/). */
-__host__ __device__ __forceinline__ bool sweep_reversed(const RelaxGeom &G, const void *u, const void *un) {
+__device__ __forceinline__ bool sweep_reversed(const RelaxGeom &G, const void *u, const void *un) {
   return G.snake && (size_t)u > (size_t)un;
 }
 
@@ -412,7 +410,7 @@ template <typename I>
 struct RingWalk {
   I nxs, wtasks, nw, nst;
   bool drawn, rev;
-  __host__ __device__ __forceinline__ RingWalk(const RelaxGeom &G, const void *u, const void *un, I ts, const TaskQueue &Q)
+  __device__ __forceinline__ RingWalk(const RelaxGeom &G, const void *u, const void *un, I ts, const TaskQueue &Q)
       : nxs((I)((G.nch + 31) / 32)), wtasks((I)G.wtasks), nw(ts >> 5),
         nst(nxs ? wtasks / nxs : 0), /* strips (2D: qn == 1); an empty region has no chunks */
         drawn(Q.ctr && ring2_drawn(wtasks, nw)), rev(sweep_reversed(G, u, un)) {}
@@ -433,7 +431,7 @@ struct RingTask {
   unsigned xm, om;
 };
 template <int V, typename I>
-__host__ __device__ __forceinline__ RingTask ring_task(const RelaxGeom &G, const RingWalk<I> &W, I wt, int lane) {
+__device__ __forceinline__ RingTask ring_task(const RelaxGeom &G, const RingWalk<I> &W, I wt, int lane) {
   RingTask k;
   const I strip = ring2_strip(wt, W.nxs, W.nst, W.rev), xsi = wt % W.nxs;
   const int ch0 = (int)xsi * 32, width = min(32, G.nch - ch0);

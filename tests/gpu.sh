@@ -104,11 +104,6 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
           { cat "$TMP/$r.log"; fail "$r: no two sweeps a pass between exchanges"; }
         [ -z "${PAIR:-}" ] || [ "$n-$sync" != 1-grid ] || grep -q "two sweeps a pass" "$TMP/$r.log" ||
           { cat "$TMP/$r.log"; fail "$r: the two-sweep kernel did not run"; }
-        # the multi-rank whole solve two sweeps a pass: only builds with
-        # -DCOOP_PEERS_PAIR take it, and COOP_GPU_PEERS_PAIR=1 says this is one
-        [ -z "${PEERS_PAIR:-}" ] || [ -z "${COOP_GPU_PEERS_PAIR:-}" ] || [ "$n-$sync-$halo" != 2-grid-ipc ] ||
-          [ $FUSED = 0 ] || grep -q "field: two sweeps a pass" "$TMP/$r.log" ||
-          { cat "$TMP/$r.log"; fail "$r: the multi-rank whole solve did not take two sweeps a pass"; }
         [ "$(mode_of "$TMP/$r.h5")" = $sync ] || fail "$name: mode is not $sync"
         $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$r.h5" --rtol "${TOL:-1e-12}" ||
           fail "$name: cuda $sync at $n ranks ($halo halos) differs from host"
@@ -199,26 +194,6 @@ PAIR_RANKS=1 RESIDENT=0 compare g2d-pair-ranks --set solver.rtol=0 --set solver.
 TOL=1e-5 PAIR_RANKS=1 RESIDENT=0 compare g2d-pair-ranks-fp32 --set solver.rtol=0 --set solver.max_iter=50 \
   --set solver.check_every=13 --set grid.nx=603 --set grid.ny=203 --set grid.ghost=3 --set solver.precision=fp32 \
   --set problem.type=laplace --set tune.resident=false --set tune.fuse_sweeps=2 --set tune.overlap=false
-# the multi-rank whole solve two sweeps a pass (2 GPUs, ipc halos; the other
-# runs as any case): ghost 2 (the least it takes), fp64 with a source, cut
-# across y, a stop between a pass's sweeps (61); fp32 Laplace cut across x,
-# ghost 3 (the two columns sent in two chunks), 2 blocks drawing the tasks, a
-# check every 5, a stop between sweeps (51: the last sweep reaches into a
-# ghost column); fp32 with a source cut across x at ghost 2 (both columns
-# in one chunk, the second ghost column the row's first element); fp64
-# converging by rtol with a check every sweep
-PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair --set solver.rtol=0 --set solver.max_iter=61 \
-  --set solver.check_every=1 --set grid.nx=203 --set grid.ny=301 --set grid.ghost=2 --set tune.resident=false \
-  --set tune.fuse_sweeps=2
-TOL=1e-5 PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair-xcut-fp32 --set solver.rtol=0 --set solver.max_iter=51 \
-  --set solver.check_every=5 --set grid.nx=603 --set grid.ny=203 --set grid.ghost=3 --set solver.precision=fp32 \
-  --set problem.type=laplace --set tune.resident=false --set tune.fuse_sweeps=2 --set tune.blocks=2
-TOL=1e-5 PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair-xcut-g2-fp32 --set solver.rtol=0 --set solver.max_iter=33 \
-  --set solver.check_every=1 --set grid.nx=405 --set grid.ny=157 --set grid.ghost=2 --set solver.precision=fp32 \
-  --set tune.resident=false --set tune.fuse_sweeps=2
-PEERS_PAIR=1 RESIDENT=0 compare g2d-peers-pair-conv --set solver.rtol=1e-5 --set solver.max_iter=20000 \
-  --set solver.check_every=1 --set grid.nx=67 --set grid.ny=91 --set grid.ghost=2 --set tune.resident=false \
-  --set tune.fuse_sweeps=2
 # 3D two sweeps a pass (relax_pair_ring3): fp64 with a source, 67 chunks a
 # row (tiles of 32, 32 and 3 chunks), 23 rows (pair tiles of 6, 6, 6, 5),
 # ghost 2, 3 blocks looping over the tasks, a stop between a pass's sweeps;

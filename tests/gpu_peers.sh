@@ -73,34 +73,6 @@ unset COOP_FAULT
 $PY "$H5CHECK" same "$TMP/fused.h5" "$TMP/nomap.h5" || fail "peer_map: host exchanges differ from the fused kernel"
 echo "peer_map: host exchanges, same bits"
 
-# the whole solve two sweeps a pass (builds with -DCOOP_PEERS_PAIR; say so
-# with COOP_GPU_PEERS_PAIR=1): it runs, a stalled rank ends it as above (the
-# step named is a pass's last sweep), and a rank that cannot map its peers
-# makes every rank exchange from the host (ghost 3: two steps a pass between
-# exchanges there), same bits
-if [ -n "${COOP_GPU_PEERS_PAIR:-}" ]; then
-  PAIR="--set grid.ghost=3 --set tune.fuse_sweeps=2 --set tune.resident=false"
-  solve pair 2 $GRID $FIXED $PAIR
-  grep -q "field: two sweeps a pass" "$TMP/pair.log" || { cat "$TMP/pair.log" "$TMP/pair.err"; fail "pair: one sweep a pass"; }
-  [ "$(attr_of "$TMP/pair.h5" halo_fused)" = 1 ] || fail "pair: /solver halo_fused is not 1"
-  $PY "$H5CHECK" same "$TMP/fused.h5" "$TMP/pair.h5" || fail "pair: differs from one sweep a pass"
-  rc=0
-  export COOP_FAULT=peer_stall:1 COOP_PEER_TIMEOUT_S=2
-  coop_mpirun 2 "$COOPSOLVE" $GRID $PAIR --set solver.rtol=0 --set solver.max_iter=1000000 \
-    --output "$TMP/pstall.h5" >"$TMP/pstall.log" 2>"$TMP/pstall.err" || rc=$?
-  unset COOP_FAULT COOP_PEER_TIMEOUT_S
-  [ $rc = 1 ] || { cat "$TMP/pstall.err"; fail "pair peer_stall: exit status $rc, not 1"; }
-  grep -q 'waited more than 2 s for rank 1 at step [0-9]*[02468] ' "$TMP/pstall.err" ||
-    { cat "$TMP/pstall.err"; fail "pair peer_stall: no message naming rank 1 and an even step"; }
-  [ ! -e "$TMP/pstall.h5" ] || fail "pair peer_stall: output written"
-  export COOP_FAULT=peer_map:1
-  solve pnomap 2 $GRID $FIXED $PAIR
-  unset COOP_FAULT
-  [ "$(attr_of "$TMP/pnomap.h5" halo_fused)" = 0 ] || fail "pair peer_map: /solver halo_fused is not 0"
-  $PY "$H5CHECK" same "$TMP/pair.h5" "$TMP/pnomap.h5" || fail "pair peer_map: host exchanges differ"
-  echo "pair: two sweeps a pass, same bits; a stall ends it; a failed map falls back"
-fi
-
 # heat at 2 ranks in grid mode: the host's field; it never maps the peers'
 # memory (a failing map would say so)
 HEAT="--set solver.name=heat --set solver.max_iter=300 --set output.every=70 --set solver.check_every=50"

@@ -7,10 +7,8 @@
  * allows; the per-step kernel's 32-bit thread numbers never wrap; the rows
  * bench/results/2026-12-02-h200-3d-strips.md measured keep their plans. */
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
-#include "kernels/stencil_pair.cuh"
 #include "kernels/stencil_relax.cuh"
 #include "tests/unit.h"
 
@@ -257,102 +255,6 @@ void test_ring2_bound(void) {
   CU_ASSERT(g.ry > kRing2Rows);
 }
 
-/* pair_forward over every task of a pass, each lane as relax_pair_ring's
- * FWD march calls it after its task (the multi-rank solve two sweeps a
- * pass; region: the owned box and one ghost layer at the face): the
- * neighbour's ghost layers 1 and 2 get this rank's two outer owned layers
- * of the field the pass wrote, across the owned extent of the other axis;
- * nothing else of the neighbour's memory is written, and par picks which
- * of its two fields. The neighbour is one point thicker across the cut (an
- * uneven split); its layout along the face is this rank's. The layers are
- * located from the grid layout here, not from pair_forward's gc +/- d. */
-template <typename T>
-void forward_case(int64_t nx, int64_t ny, int g, int axis, int side, long long blocks) {
-  constexpr int V = Vec16<T>::n;
-  const coop_precision prec = std::is_same<T, float>::value ? COOP_FP32 : COOP_FP64;
-  coop_stencil s = {};
-  const int64_t n[3] = {nx, ny, 1};
-  coop_grid_init(&s.grid, 2, prec, n, g);
-  coop_region reg = coop_region_owned(&s.grid);
-  if (side)
-    reg.hi[axis] += 1;
-  else
-    reg.lo[axis] -= 1;
-  RelaxGeom G;
-  CU_ASSERT_EQUAL_FATAL(make_relax_geom(&s, &reg, blocks * RELAX_THREADS, &G), 0);
-  typedef typename Vec16<T>::type VT; /* 16-byte aligned storage, as cudaMalloc's */
-  const size_t pts = coop_grid_points(&s.grid);
-  std::vector<VT> mine(pts / V + 1);
-  T *un = reinterpret_cast<T *>(mine.data());
-  for (size_t i = 0; i < pts; i++) un[i] = (T)(i + 1); /* exact in fp32 below 2^24 */
-  int64_t nn[3] = {nx, ny, 1};
-  nn[axis] += 1;
-  coop_grid nb;
-  coop_grid_init(&nb, 2, prec, nn, g);
-  const size_t npts = coop_grid_points(&nb);
-  std::vector<VT> f0(npts / V + 1), f1(npts / V + 1);
-  T *b0 = reinterpret_cast<T *>(f0.data()), *b1 = reinterpret_cast<T *>(f1.data());
-  std::fill(b0, b0 + npts, (T)-1);
-  std::fill(b1, b1 + npts, (T)-1);
-  PeerFwd F = {};
-  F.nf = 1;
-  PeerFace &P = F.f[0];
-  P.buf[0] = b0;
-  P.buf[1] = b1;
-  P.sy = nb.ext[0];
-  P.sz = nb.ext[0] * nb.ext[1];
-  P.axis = axis;
-  P.side = side;
-  P.gc = (int)(side ? g - 1 : g + nn[axis]); /* as solvers/relax/relax_peers.c's open_faces */
-  const RingWalk<unsigned> W(G, un, un, (unsigned)(blocks * RELAX_THREADS), TaskQueue{nullptr, 0});
-  int lanes_sent = 0;
-  for (unsigned wt = 0; wt < W.wtasks; wt++)
-    for (int lane = 0; lane < 32; lane++) {
-      const RingTask k = ring_task<V>(G, W, wt, lane);
-      lanes_sent += pair_forward<T>(F, 1, G, un, k.xs, k.om, k.m, k.rows);
-    }
-  CU_ASSERT(lanes_sent > 0);
-  const int oth = 1 - axis;
-  long long bad = 0, sent = 0;
-  for (int64_t j = 0; j < nb.ext[1]; j++)
-    for (int64_t i = 0; i < nb.ext[0]; i++) {
-      const int64_t c[2] = {i, j};
-      const size_t idx = (size_t)(i + nb.ext[0] * j);
-      /* the neighbour's ghost layer d + 1 at this face: storage g - 1 - d
-       * below its owned points (this rank above it), g + nn + d above */
-      const int64_t d = side ? g - 1 - c[axis] : c[axis] - (g + nn[axis]);
-      const bool face = d >= 0 && d < 2 && c[oth] >= g && c[oth] < g + n[oth];
-      T want = (T)-1;
-      if (face) { /* this rank's owned layer d from the face */
-        int64_t m[2] = {c[0], c[1]};
-        m[axis] = side ? g + n[axis] - 1 - d : g + d;
-        want = un[m[0] + s.grid.ext[0] * m[1]];
-        sent++;
-      }
-      bad += b1[idx] != want;
-      bad += b0[idx] != (T)-1;
-    }
-  CU_ASSERT_EQUAL(sent, 2 * n[oth]);
-  CU_ASSERT_EQUAL(bad, 0);
-}
-
-void test_pair_forward(void) {
-  for (int side = 0; side < 2; side++) {
-    /* y faces (cut across y): whole chunks, ghost 2 and 3, a few blocks or many */
-    forward_case<float>(203, 301, 2, 1, side, 2);
-    forward_case<float>(203, 301, 2, 1, side, 528);
-    forward_case<double>(203, 301, 3, 1, side, 2);
-    forward_case<double>(67, 91, 2, 1, side, 396);
-    forward_case<float>(203, 2, 2, 1, side, 528); /* two rows: both layers are the whole box */
-    /* x faces (cut across x): the two columns in one chunk or split over two */
-    forward_case<float>(302, 203, 3, 0, side, 2);
-    forward_case<float>(302, 203, 2, 0, side, 528);
-    forward_case<float>(301, 203, 4, 0, side, 528);
-    forward_case<double>(301, 203, 3, 0, side, 2);
-    forward_case<double>(2, 57, 2, 0, side, 528);
-  }
-}
-
 }  // namespace
 
 int main(void) {
@@ -368,7 +270,6 @@ int main(void) {
       {"3D two-sweep: the last column absorbed", test_pair_absorb},
       {"2D warp tasks and the queue's tickets", test_ring2_tasks},
       {"2D: long tasks where short ones would not fit", test_ring2_bound},
-      {"2D two sweeps a pass: the layers sent to a neighbour", test_pair_forward},
   };
   return coop_unit_run("relax_plan", tests, sizeof tests / sizeof tests[0]);
 }

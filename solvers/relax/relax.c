@@ -41,7 +41,6 @@ struct coop_relax {
   int peers_on;          /* the whole solve spans the node's ranks (solvers/relax/relax_peers.h) */
   int pair;              /* the whole solve of a rank alone takes two sweeps a pass (tune.fuse_sweeps) */
   int pair_steps;        /* grid mode with neighbours: the n-step kernel takes two steps a pass */
-  int peers_pair;        /* the multi-rank whole solve takes two sweeps a pass (COOP_PEERS_PAIR builds) */
   int flip;              /* the last whole solve's answer is not in its iterations' parity field */
 #if COOP_HAVE_CUDA
   coop_relax_peer_set peers; /* mapped at the first such solve */
@@ -150,56 +149,6 @@ static int pair_wanted(const coop_relax *r) {
 }
 #endif
 
-#if COOP_HAVE_CUDA && defined(COOP_PEERS_PAIR)
-/* The multi-rank whole solve, two sweeps a pass (solve_pair_kernel with
- * PEERS), taken by every rank or none: 2D, tune.fuse_sweeps asks for it
- * (auto: the rule of a rank alone, on each rank's own box), ghosts at least
- * 2 deep (the pass reads u_k two layers into them), neighbours along one
- * axis only (a corner ghost would come from a diagonal neighbour, which
- * the kernel does not store to), and the kernel's occupancy. Every rank
- * is then at least 2 points thick across the cut, as the kernel needs (it
- * sends its two outer layers): the decomposition gives each rank at least
- * the ghost width (coop_decomp_create).
- * Built only with -DCOOP_PEERS_PAIR until it has run on two GPUs. */
-static int peers_pair_shape(const coop_relax *r) { /* this rank's part of the conditions */
-  const coop_solve *sv = r->sv;
-  const coop_grid *gr = &sv->s->grid;
-  const coop_halo *h = sv->halo;
-  int axes = 0;
-  for (int a = 0; a < gr->ndim; a++) axes += h->nbr[a][0] != MPI_PROC_NULL || h->nbr[a][1] != MPI_PROC_NULL;
-  return gr->ndim == 2 && pair_wanted(r) && r->g >= 2 && axes == 1;
-}
-
-static int plan_peers_pair(coop_relax *r) {
-  coop_solve *sv = r->sv;
-  const int mine = peers_pair_shape(r);
-  int all = 0;
-  COOP_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, sv->comm->world));
-  if (!all) return 0;
-  int blocks = 0, who = -1;
-  char msg[COOP_RELAX_NOTE_LEN];
-  const int rc = plan_grid(r, 5, &blocks);
-  COOP_CHECK(coop_relax_peers_agree(sv->comm, rc, &who, msg, sizeof msg));
-  if (who >= 0) {
-    /* tune.fused_halo = auto took the whole solve for its two sweeps a pass;
-     * on boxes above its one-sweep limit the kernels between exchanges stream faster */
-    int fits = r->opt.fused_halo > 0 || coop_relax_box_fits_fused(sv), every = 0;
-    COOP_MPI(MPI_Allreduce(&fits, &every, 1, MPI_INT, MPI_MIN, sv->comm->world));
-    if (!every) {
-      r->peers_on = 0;
-      r->solve_blocks = 0;
-    }
-    if (sv->comm->rank == 0)
-      fprintf(stderr, "coopsolve: note: %s (rank %d: %s)\n",
-              every ? "the multi-rank solve sweeps once a pass" : "halos between kernels (tune.fused_halo)", who, msg);
-    return 0;
-  }
-  r->peers_pair = 1;
-  r->solve_blocks = blocks;
-  return 0;
-}
-#endif
-
 static int setup_device(coop_relax *r) {
   coop_solve *sv = r->sv;
   coop_backend *be = sv->be;
@@ -237,19 +186,12 @@ static int setup_device(coop_relax *r) {
   COOP_CHECK(rc);
   if (!r->alone) { /* ranks of one node, a GPU each: the whole solve in one kernel each */
     const char *why = NULL;
-    int pair = 0; /* the whole solve would sweep twice a pass: any box size suits it */
-#ifdef COOP_PEERS_PAIR
-    pair = peers_pair_shape(r);
-#endif
-    COOP_CHECK(coop_relax_peers_eligible(sv, r->opt.fused_halo, pair, &r->peers_on, &why));
+    COOP_CHECK(coop_relax_peers_eligible(sv, r->opt.fused_halo, &r->peers_on, &why));
     if (!r->peers_on && r->opt.fused_halo && sv->comm->rank == 0)
       fprintf(stderr, "coopsolve: note: halos between kernels (tune.fused_halo: %s)\n", why);
     /* the peers' memory is mapped at the first coop_relax_solve: heat and
      * checkpointed runs never take that kernel */
     if (r->peers_on) COOP_CHECK(plan_peers(r));
-#ifdef COOP_PEERS_PAIR
-    if (r->peers_on) COOP_CHECK(plan_peers_pair(r));
-#endif
   }
   r->target = (long long)r->blocks * coop_relax_threads_cuda();
   /* the multi-rank whole solve reports itself when it runs (coop_relax_solve):
@@ -277,8 +219,7 @@ static int setup_device(coop_relax *r) {
   }
   if (r->res.blocks && r->res.replay)
     COOP_CHECK(sv->be->alloc(sv->be, &r->res.ckpt, (size_t)r->res.ckpt_bytes));
-  if (r->opt.fuse_sweeps == 2 && (!r->pair || r->res.blocks) && !r->pair_steps && !r->peers_pair &&
-      sv->comm->rank == 0)
+  if (r->opt.fuse_sweeps == 2 && (!r->pair || r->res.blocks) && !r->pair_steps && sv->comm->rank == 0)
     fprintf(stderr, "coopsolve: note: tune.fuse_sweeps = 2 applies to a box of a rank alone streamed from "
                     "memory (not held on the chip), and to 2D boxes with neighbours at grid.ghost >= 3 (2 with "
                     "tune.overlap = false); sweeping once a pass\n");
@@ -640,7 +581,6 @@ static int peers_open(coop_relax *r, int *ok) {
   r->peers_open = *ok;
   if (*ok) return 0;
   r->peers_on = 0;
-  r->peers_pair = 0;
   if (sv->comm->rank == 0) fprintf(stderr, "coopsolve: note: halos between kernels (tune.fused_halo: %s)\n", why);
   return 0;
 }
@@ -661,10 +601,9 @@ static int peers_fault(coop_relax *r) {
   long long f[3];
   COOP_CHECK(coop_relax_peers_fault_cuda(&r->peers.p, f));
   if (!f[0]) return 0;
-  /* two sweeps a pass: the kernel counts passes, the step is the pass's last sweep */
   return COOP_ERROR(COOP_ERR_RUNTIME, "rank %d: the GPU waited more than %g s for rank %lld at step %lld "
                     "of the multi-rank solve (tune.fused_halo = false exchanges halos from the host)",
-                    r->sv->comm->rank, r->peers.p.timeout_s, f[1], r->peers_pair ? 2 * f[2] : f[2]);
+                    r->sv->comm->rank, r->peers.p.timeout_s, f[1], f[2]);
 }
 
 #endif
@@ -697,18 +636,15 @@ int coop_relax_solve(coop_relax *r, coop_solve_ctl *ctl) {
     else if (r->alone)
       rc = coop_relax_solve_grid_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
                                       r->solve_blocks, r->pair, be->stream);
-    else {
-      /* two sweeps a pass: the owned box and one ghost layer at each face with a neighbour */
-      const coop_region pass = coop_halo_sweep_region(sv->halo, 1);
+    else
       rc = coop_relax_solve_peers_cuda(sv->s, r->c, sv->u, sv->unew, sv->f, ctl, st, hi, hr, cap,
-                                       r->solve_blocks, be->stream, &r->peers.p, r->peers_pair ? &pass : NULL);
-    }
+                                       r->solve_blocks, be->stream, &r->peers.p);
     if (!rc) rc = fetch_solve(r, ctl, st, hi, hr, cap);
     if (!rc && !r->alone) rc = peers_fault(r);
     if (!rc && !r->alone) {
       sv->grid_blocks = r->solve_blocks;
       r->path.halo_fused = 1;
-      r->path.fused_sweeps = r->peers_pair ? 2 : 1;
+      r->path.fused_sweeps = 1;
     }
     if (!rc && r->alone && !r->res.blocks) r->path.fused_sweeps = r->pair ? 2 : 1;
     if (!rc && r->alone && r->res.blocks) {

@@ -94,10 +94,9 @@ __global__ void __launch_bounds__(RELAX_THREADS, COOP_PAIR_BLOCKS)
  * every rank's blocks have all finished step S. The sums alternate between
  * two slots for the same reason (a slot is rewritten two steps later). */
 struct Mbox { /* one sender's mailbox at one receiver: one L2 line */
-  unsigned long long seq; /* the last step whose sums are in part[] (and part2[]) */
+  unsigned long long seq; /* the last step whose sum is in part[] */
   double part[2];         /* by step parity */
-  double part2[2];        /* the second sum of a pass of two sweeps, by parity */
-  unsigned long long pad[11];
+  unsigned long long pad[13];
 };
 static_assert(sizeof(Mbox) == 128, "mailbox line");
 constexpr unsigned long long kAbortGen = ~0ULL;
@@ -108,7 +107,7 @@ struct PeerLoop {
   int nranks, me;
   unsigned long long *ctr; /* this GPU's arrivals, never reset within a solve */
   unsigned long long *gen; /* the step every block may pass (kAbortGen: leave) */
-  double *res;             /* the step's summed residuals (one or two), from block 0 */
+  double *res;             /* the step's summed residual, from block 0 */
   long long *fault;        /* [0] 1 when a wait gave up, [1] the rank waited for, [2] the step */
   unsigned long long timeout_ns;
 };
@@ -129,12 +128,10 @@ __device__ __forceinline__ void st_release_gpu64(unsigned long long *p, unsigned
   asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-/* The end of step S (1, 2, ...; a pass of two sweeps is one step here) on
- * every rank: false when a wait gave up (every block leaves). With norm,
- * s_sum[0..NSUM) gets the residual sums over all ranks of the slots
- * acc[0..NSUM) (NSUM 2: a pass of two sweeps). fwd: this thread stored to a
- * neighbour's ghosts. Every thread calls it. */
-template <int NSUM>
+/* The end of step S (1, 2, ...) on every rank: false when a wait gave up
+ * (every block leaves). With norm, *s_sum gets the residual sum over all
+ * ranks of the slot acc. fwd: this thread stored to a neighbour's ghosts.
+ * Every thread calls it. */
 __device__ bool peer_sync(const PeerLoop &L, unsigned long long S, bool norm, const double *acc,
                           double *s_sum, int *s_ok, bool fwd) {
   const bool sys = __syncthreads_or(fwd);
@@ -160,17 +157,13 @@ __device__ bool peer_sync(const PeerLoop &L, unsigned long long S, bool norm, co
       const double local = norm ? *(volatile const double *)acc : 0.0;
       const int par = (int)(S & 1ULL);
       for (int r = 0; r < L.nranks; r++) *(volatile double *)&L.box[r][L.me].part[par] = local;
-      if (NSUM == 2) {
-        const double local2 = norm ? *(volatile const double *)&acc[1] : 0.0;
-        for (int r = 0; r < L.nranks; r++) *(volatile double *)&L.box[r][L.me].part2[par] = local2;
-      }
       /* every block's stores of this step, and the sums, before the step
        * numbers: one fence for all mailboxes (a release store to each would
        * fence once per rank) */
       __threadfence_system();
       for (int r = 0; r < L.nranks; r++) st_relaxed_sys64(&L.box[r][L.me].seq, S);
       const unsigned long long t0 = coop_bar::globaltimer();
-      double tot = 0.0, tot2 = 0.0;
+      double tot = 0.0;
       for (int r = 0; r < L.nranks && ok; r++) {
         const Mbox *b = &L.box[L.me][r];
         for (unsigned n = 1; ld_acquire_sys64(&b->seq) < S; n++)
@@ -182,10 +175,8 @@ __device__ bool peer_sync(const PeerLoop &L, unsigned long long S, bool norm, co
             break;
           }
         if (ok) tot += *(volatile const double *)&b->part[par];
-        if (NSUM == 2 && ok) tot2 += *(volatile const double *)&b->part2[par];
       }
       *(volatile double *)L.res = tot;
-      if (NSUM == 2) ((volatile double *)L.res)[1] = tot2;
       st_release_gpu64(L.gen, ok ? S : kAbortGen);
     } else {
       unsigned long long g;
@@ -195,7 +186,6 @@ __device__ bool peer_sync(const PeerLoop &L, unsigned long long S, bool norm, co
     }
     *s_ok = ok;
     if (ok) *s_sum = *(volatile const double *)L.res;
-    if (NSUM == 2 && ok) s_sum[1] = ((volatile const double *)L.res)[1];
   }
   __syncthreads();
   return *s_ok != 0;
@@ -225,7 +215,7 @@ __global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
   /* the barrier at the end of a step; with PEERS it also brings the sum */
   auto barrier = [&](bool norm) -> bool {
     steps++;
-    if (PEERS) return peer_sync<1>(L, (unsigned long long)steps, norm, &st->acc[c % 3], &s_sum, &s_ok, fwd);
+    if (PEERS) return peer_sync(L, (unsigned long long)steps, norm, &st->acc[c % 3], &s_sum, &s_ok, fwd);
     cg::this_grid().sync();
     if (norm) { /* one load of the sum per block, shared through shared memory: with
                  * every warp loading it, 8 x the blocks requests queued on one L2 line */
@@ -279,27 +269,17 @@ __global__ void __launch_bounds__(RELAX_THREADS, solve_min_blocks(DIM, PEERS))
 #ifndef COOP_PAIR3_BLOCKS
 #define COOP_PAIR3_BLOCKS 2
 #endif
-/* PEERS (2D): one rank of several, each on its own GPU of one node, as
- * solve_kernel's; G reaches one layer into the ghosts at each face with a
- * neighbour (relax_pair_ring's FWD), and the pass's two sums go through
- * peer_sync as one step. A stop at u_{k+1} sweeps G from u_k, whose ghosts
- * hold the neighbours' u_k: every rank stops at the same check, so no
- * neighbour stores into them any more. */
-template <typename T, int DIM, bool HAS_F, bool PEERS = false>
+template <typename T, int DIM, bool HAS_F>
 __global__ void __launch_bounds__(RELAX_THREADS, DIM == 3 ? COOP_PAIR3_BLOCKS : COOP_PAIR_BLOCKS)
     solve_pair_kernel(RelaxPar P, RelaxGeom G, T *u, T *un, const T *__restrict__ f, SolveArgs a,
-                      coop_relax_solve_state *st, long long *hi, double *hr, const __grid_constant__ PeerLoop L) {
-  static_assert(!PEERS || DIM == 2, "two sweeps a pass over ranks: 2D");
+                      coop_relax_solve_state *st, long long *hi, double *hr) {
   const unsigned t0 = blockIdx.x * RELAX_THREADS + threadIdx.x, ts = gridDim.x * RELAX_THREADS;
   const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
   T *const u_in = u;
   __shared__ double s_sum[2];
-  __shared__ int s_ok;
   long long it = 0, c = 0, passes = 0, sweeps = 0;
   double r0 = 0.0, rn = 0.0;
   int reason = 0;
-  int par = 0;      /* PEERS: which of the neighbours' fields pairs with u */
-  bool fwd = false; /* PEERS: this thread stored to a neighbour's ghosts */
   /* 3D: the pass's block tasks (pbtasks) and one past the end a block */
   const unsigned long long tickets =
       DIM == 3 ? (unsigned long long)G.pbtasks + gridDim.x : queue_tickets(G, 2, gridDim.x);
@@ -309,8 +289,6 @@ __global__ void __launch_bounds__(RELAX_THREADS, DIM == 3 ? COOP_PAIR3_BLOCKS : 
     constexpr bool NORM = decltype(norm_t)::value;
     if constexpr (DIM == 3)
       relax_pair_ring3<T, HAS_F, NORM>(P, G, u, un, f, blockIdx.x, gridDim.x, queue(), p0, p1);
-    else if constexpr (PEERS)
-      relax_pair_ring<T, HAS_F, NORM, true>(P, G, u, un, f, t0, ts, queue(), p0, p1, &L.fwd, par ^ 1, &fwd);
     else
       relax_pair_ring<T, HAS_F, NORM>(P, G, u, un, f, t0, ts, queue(), p0, p1);
   };
@@ -332,16 +310,10 @@ __global__ void __launch_bounds__(RELAX_THREADS, DIM == 3 ? COOP_PAIR3_BLOCKS : 
       next[0] = 0.0;
       next[1] = 0.0;
     }
-    if constexpr (PEERS) {
-      /* the sums come back in s_sum; a wait that gave up: every block leaves
-       * (the host reads the fault record) */
-      if (!peer_sync<2>(L, (unsigned long long)passes + 1, c0 || c1, acc, s_sum, &s_ok, fwd)) return;
-    } else {
-      cg::this_grid().sync();
-    }
+    cg::this_grid().sync();
     passes++;
     sweeps += 2;
-    if (!PEERS && (c0 || c1)) {
+    if (c0 || c1) {
       if (threadIdx.x < 2) s_sum[threadIdx.x] = *(volatile double *)&acc[threadIdx.x];
       __syncthreads();
     }
@@ -371,7 +343,6 @@ __global__ void __launch_bounds__(RELAX_THREADS, DIM == 3 ? COOP_PAIR3_BLOCKS : 
     T *t = u;
     u = un;
     un = t;
-    par ^= 1;
     it += 2;
   }
   if (lead) {
@@ -392,10 +363,6 @@ template <typename T, int DIM>
 void *pair_fn(bool has_f) {
   return has_f ? (void *)solve_pair_kernel<T, DIM, true> : (void *)solve_pair_kernel<T, DIM, false>;
 }
-template <typename T>
-void *pair_peers_fn(bool has_f) {
-  return has_f ? (void *)solve_pair_kernel<T, 2, true, true> : (void *)solve_pair_kernel<T, 2, false, true>;
-}
 template <typename T, int DIM, bool PEERS>
 void *solve_fn(bool has_f) {
   return has_f ? (void *)solve_kernel<T, DIM, true, PEERS> : (void *)solve_kernel<T, DIM, false, PEERS>;
@@ -408,11 +375,9 @@ void *solve_pick(bool f32, bool d3, bool has_f) {
 
 /* solve: 0 the n-step kernel, 1 the whole solve of a rank alone, 2 the
  * whole solve of ranks on one node, 3 that of a 2D box of a rank alone, two
- * sweeps a pass, 4 the n-step kernel of a 2D box, two sweeps a pass, 5 the
- * whole solve of 2D boxes of ranks on one node, two sweeps a pass */
+ * sweeps a pass, 4 the n-step kernel of a 2D box, two sweeps a pass */
 void *pick_kernel(const coop_stencil *s, bool has_f, int solve) {
   const bool f32 = s->grid.prec == COOP_FP32, d3 = s->grid.ndim == 3;
-  if (solve == 5) return d3 ? nullptr : f32 ? pair_peers_fn<float>(has_f) : pair_peers_fn<double>(has_f);
   if (solve == 4) return f32 ? steps_pair_fn<float>(has_f) : steps_pair_fn<double>(has_f);
   if (solve == 3)
     return f32 ? (d3 ? pair_fn<float, 3>(has_f) : pair_fn<float, 2>(has_f))
@@ -454,8 +419,6 @@ extern "C" int coop_relax_fit_blocks_cuda(const coop_stencil *s, int most, int s
 }
 
 extern "C" int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int solve, int *per_sm) {
-  if (solve < 0 || solve > 5 || (solve == 5 && s->grid.ndim != 2))
-    return COOP_ERROR(COOP_ERR_RUNTIME, "no persistent kernel %d for %d dimensions", solve, s->grid.ndim);
   COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, pick_kernel(s, has_f, solve),
                                                           RELAX_THREADS, 0));
   return 0;
@@ -484,21 +447,18 @@ extern "C" int coop_relax_steps_grid_cuda(const coop_stencil *s, const coop_regi
   return 0;
 }
 
-/* The launch of the whole-solve kernels; peers NULL: a rank alone. pass:
- * the region of a pass of two sweeps with peers (the owned box and one
- * ghost layer at each face with a neighbour); NULL: the owned box. */
+/* The launch of the whole-solve kernels; peers NULL: a rank alone. */
 static int launch_solve(const coop_stencil *s, double c, void *u, void *unew, const void *f,
                         const coop_solve_ctl *ctl, coop_relax_solve_state *state,
                         long long *hist_iter, double *hist_res, long long hist_cap, int blocks,
-                        void *stream, const coop_relax_peers *peers, bool pair, const coop_region *pass) {
-  if (pair && peers && s->grid.ndim != 2)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "two sweeps a pass over ranks: 2D boxes only");
+                        void *stream, const coop_relax_peers *peers, bool pair) {
+  if (pair && peers) return COOP_ERROR(COOP_ERR_RUNTIME, "two sweeps a pass: a box of a rank alone only");
   RelaxPar P = make_relax_par(s, c);
   SolveArgs a = {ctl->max_iter, ctl->check_every, hist_cap, ctl->rtol, ctl->atol, ctl->dtol};
   COOP_CUDA(cudaMemsetAsync(state, 0, sizeof *state, (cudaStream_t)stream));
   const coop_region own = coop_region_owned(&s->grid);
   RelaxGeom G;
-  COOP_CHECK(make_relax_geom(s, pair && peers ? pass : &own, (long long)blocks * RELAX_THREADS, &G));
+  COOP_CHECK(make_relax_geom(s, &own, (long long)blocks * RELAX_THREADS, &G));
   if (pair && s->grid.ndim == 3 && ring3_pair_plan(&G, blocks, 16 / (int)coop_prec_size(s->grid.prec)))
     return COOP_ERROR(COOP_ERR_RUNTIME, "a box of %lld x %lld x %lld points has too many two-sweep tasks for "
                       "32-bit task numbers: use more ranks",
@@ -533,8 +493,9 @@ static int launch_solve(const coop_stencil *s, double c, void *u, void *unew, co
     L.timeout_ns = (unsigned long long)(peers->timeout_s * 1e9);
   }
   void *args[] = {&P, &G, &u, &unew, (void *)&f, &a, &state, &hist_iter, &hist_res, &L};
-  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, peers ? (pair ? 5 : 2) : pair ? 3 : 1),
-                                        dim3(blocks), dim3(RELAX_THREADS), args, 0, (cudaStream_t)stream));
+  /* the two-sweep kernel takes all but L */
+  COOP_CUDA(cudaLaunchCooperativeKernel(pick_kernel(s, f != NULL, peers ? 2 : pair ? 3 : 1), dim3(blocks),
+                                        dim3(RELAX_THREADS), args, 0, (cudaStream_t)stream));
   return 0;
 }
 
@@ -544,17 +505,15 @@ extern "C" int coop_relax_solve_grid_cuda(const coop_stencil *s, double c, void 
                                           double *hist_res, long long hist_cap, int blocks, int pair,
                                           void *stream) {
   return launch_solve(s, c, u, unew, f, ctl, state, hist_iter, hist_res, hist_cap, blocks, stream, NULL,
-                      pair != 0, NULL);
+                      pair != 0);
 }
 
 extern "C" int coop_relax_solve_peers_cuda(const coop_stencil *s, double c, void *u, void *unew,
                                            const void *f, const coop_solve_ctl *ctl,
                                            coop_relax_solve_state *state, long long *hist_iter,
                                            double *hist_res, long long hist_cap, int blocks,
-                                           void *stream, const coop_relax_peers *peers,
-                                           const coop_region *pass) {
-  return launch_solve(s, c, u, unew, f, ctl, state, hist_iter, hist_res, hist_cap, blocks, stream, peers,
-                      pass != NULL, pass);
+                                           void *stream, const coop_relax_peers *peers) {
+  return launch_solve(s, c, u, unew, f, ctl, state, hist_iter, hist_res, hist_cap, blocks, stream, peers, false);
 }
 
 extern "C" int coop_relax_peers_fault_cuda(const coop_relax_peers *peers, long long out[3]) {

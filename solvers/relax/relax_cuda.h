@@ -52,7 +52,6 @@ typedef struct {
 /* Resident blocks per SM of the persistent kernels (solve 0: n steps; 1: the
  * whole Jacobi solve of a rank alone; 2: of ranks on one node; 3: of a 2D
  * box of a rank alone, two sweeps a pass; 4: n steps of a 2D box, two a
- * pass; 5: the whole solve of 2D boxes of ranks on one node, two sweeps a
  * pass) for s, f present or not. */
 int coop_relax_occupancy_cuda(const coop_stencil *s, int has_f, int solve, int *per_sm);
 
@@ -129,17 +128,12 @@ int coop_relax_solve_resident_cuda(const coop_stencil *s, double c, void *u, voi
  * mailboxes in peer memory (solvers/relax/relax_cuda.cu). Every rank launches it
  * with the same ctl; they stop together. A wait for another rank longer than
  * peers->timeout_s leaves the kernel; then coop_relax_peers_fault_cuda gives
- * out[0] = 1, the rank waited for and the step (with pass: the pass). pass
- * NULL: one sweep a step over the owned box; else (2D, ghosts at least 2
- * deep, neighbours along one axis, every rank at least 2 points thick
- * along it) two sweeps a pass over that region, the owned box and one
- * ghost layer at each face with a neighbour; blocks then at most the
- * occupancy of kernel 5 (coop_relax_occupancy_cuda). */
+ * out[0] = 1, the rank waited for and the step. */
 int coop_relax_solve_peers_cuda(const coop_stencil *s, double c, void *u, void *unew,
                                 const void *f, const coop_solve_ctl *ctl,
                                 coop_relax_solve_state *state, long long *hist_iter,
                                 double *hist_res, long long hist_cap, int blocks, void *stream,
-                                const coop_relax_peers *peers, const coop_region *pass);
+                                const coop_relax_peers *peers);
 int coop_relax_peers_fault_cuda(const coop_relax_peers *peers, long long out[3]);
 
 /* CUDA graphs: capture the work queued on stream between begin and end into

@@ -43,14 +43,14 @@ int coop_relax_box_fits_fused(const coop_solve *sv) {
   return coop_fused_halo_fits(two_fields, sv->be->l2_bytes);
 }
 
-int coop_relax_peers_eligible(const coop_solve *sv, int fused_halo, int pair, int *ok, const char **why) {
+int coop_relax_peers_eligible(const coop_solve *sv, int fused_halo, int *ok, const char **why) {
   const coop_comm *c = sv->comm;
   const coop_halo *h = sv->halo;
   const int shared_ok = shared_gpu_hook();
   int mine = 1;
   *why = NULL;
   if (!fused_halo) *why = "tune.fused_halo = false";
-  else if (fused_halo < 0 && !pair && !coop_relax_box_fits_fused(sv))
+  else if (fused_halo < 0 && !coop_relax_box_fits_fused(sv))
     *why = "tune.fused_halo = auto: each rank's two fields above 12 times the L2, where the per-step "
            "kernels stream faster";
   else if (c->node_size != c->size) *why = "the ranks span more than one node";

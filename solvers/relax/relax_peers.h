@@ -28,11 +28,8 @@ double coop_relax_wait_timeout(void);
  * be resident at once; test hook COOP_PEERS_SHARED_GPU=1 lets them, by
  * time-slicing); the same answer on every rank. why: the reason
  * when not (static text). Every rank enters every collective whatever its
- * own checks found. pair: this rank's solve would take two sweeps a pass,
- * whose ring march streams as fast as the per-step kernels', so
- * tune.fused_halo = auto takes it at any box size (else only up to 12 times
- * the L2, coop_fused_halo_fits). */
-int coop_relax_peers_eligible(const coop_solve *sv, int fused_halo, int pair, int *ok, const char **why);
+ * own checks found. */
+int coop_relax_peers_eligible(const coop_solve *sv, int fused_halo, int *ok, const char **why);
 /* Whether this rank's two fields are within the size where the one-sweep
  * multi-rank kernel streams as fast as the per-step kernels
  * (coop_fused_halo_fits: 12 times the L2). */
