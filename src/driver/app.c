@@ -355,17 +355,20 @@ static int check_resources(app_state *a, const coop_comm *c) {
   return coop_output_space(coop_config_str(a->cfg, "output.file"), fields ? (uint64_t)a->ls.n_global * es : 0);
 }
 
-/* The default of key "section.key" as a number (the key table's text). */
-static double key_default(const char *name) {
+/* The default of key "section.key" as the key table writes it. */
+static const char *key_default_text(const char *name) {
   size_t nk = 0;
   const coop_key_info *keys = coop_config_keys(&nk);
   const char *dot = strchr(name, '.');
   for (size_t k = 0; dot && k < nk; k++)
     if (strlen(keys[k].section) == (size_t)(dot - name) && strncmp(name, keys[k].section, (size_t)(dot - name)) == 0 &&
         strcmp(dot + 1, keys[k].key) == 0)
-      return strtod(keys[k].def, NULL);
-  return 0.0;
+      return keys[k].def;
+  return "0";
 }
+
+/* The same as a number. */
+static double key_default(const char *name) { return strtod(key_default_text(name), NULL); }
 
 /* solver.alpha, solver.dt and output.every are heat's: another value for
  * another method would be ignored, so it is refused (the default, as a dry
@@ -412,13 +415,33 @@ static int check_mg_keys(const coop_config *cfg, const char *name, int ranks) {
   static const char *const keys[] = {"solver.mg_cycle", "solver.mg_pre", "solver.mg_post", "solver.mg_smoother"};
   const char *pc = coop_config_str(cfg, "solver.pc");
   const int is_mg = !strcmp(name, "mg"), pc_mg = !strcmp(pc, "mg");
-  for (size_t i = 0; i < 4 && !is_mg && !pc_mg; i++)
-    if (!coop_config_is_default(cfg, keys[i]))
-      return coop_error_input("%s (from %s) applies to solver.name = mg or solver.pc = mg, not solver.name = %s", keys[i],
-                              coop_config_origin(cfg, keys[i]), name);
+  /* another value for another method would be ignored; the default (as a
+   * dry run's resolved configuration writes it) is not refused */
+  for (size_t i = 0; i < 4 && !is_mg && !pc_mg; i++) {
+    const int is_int = i == 1 || i == 2;
+    char value[64];
+    if (is_int)
+      snprintf(value, sizeof value, "%lld", (long long)coop_config_int(cfg, keys[i]));
+    else
+      snprintf(value, sizeof value, "%s", coop_config_str(cfg, keys[i]));
+    if (strcmp(value, key_default_text(keys[i])))
+      return coop_error_input("%s = %s (from %s) applies to solver.name = mg or solver.pc = mg, not solver.name = %s",
+                              keys[i], value, coop_config_origin(cfg, keys[i]), name);
+  }
   if (!is_mg && !pc_mg) return 0;
   const char *what = is_mg ? "solver.name = mg" : "solver.pc = mg";
   const char *origin = coop_config_origin(cfg, is_mg ? "solver.name" : "solver.pc");
+  const int dim = (int)coop_config_int(cfg, "grid.dim");
+  const long long nx = (long long)coop_config_int(cfg, "grid.nx"), ny = (long long)coop_config_int(cfg, "grid.ny"),
+                  nz = dim == 3 ? (long long)coop_config_int(cfg, "grid.nz") : 1;
+  if (strcmp(coop_config_str(cfg, "problem.type"), "matrix") && nx < 2 && ny < 2 && nz < 2)
+    return coop_error_input("grid.nx = %lld, grid.ny = %lld%s: %s (from %s) cannot coarsen this grid once (an axis "
+                            "needs 2 interior points or more); use a larger grid, or solver.name = cg without it",
+                            nx, ny, dim == 3 ? ", grid.nz = 1" : "", what, origin);
+  if (coop_config_int(cfg, "solver.mg_pre") + coop_config_int(cfg, "solver.mg_post") < 1)
+    return coop_error_input("solver.mg_pre = 0 (from %s) and solver.mg_post = 0 (from %s): a cycle needs a smoothing "
+                            "sweep at least (the defaults are 2 and 2)", coop_config_origin(cfg, "solver.mg_pre"),
+                            coop_config_origin(cfg, "solver.mg_post"));
   if (is_mg && strcmp(pc, "none"))
     return coop_error_input("solver.pc = %s (from %s) applies to cg, pipecg and bicgstab; solver.name = mg takes none "
                             "(for multigrid inside cg use solver.name = cg with solver.pc = mg)", pc,
