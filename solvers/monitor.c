@@ -21,10 +21,12 @@ const char *coop_reason_name(int reason) {
   }
 }
 
-static void monitor_line(const coop_solve *sv, int64_t it, double rn, double elapsed) {
+/* prev: the residual of the check before (< 0: none), for the factor. */
+static void monitor_line(const coop_solve *sv, int64_t it, double rn, double elapsed, double prev) {
   if (sv->comm->rank != 0) return;
   const double r0 = sv->ctl.r0;
   printf("  iter %10lld  residual %.6e  rel %.3e", (long long)it, rn, r0 > 0 ? rn / r0 : 0.0);
+  if (sv->monitor_factor && prev > 0) printf("  factor %.4f", rn / prev);
   if (sv->dt > 0) printf("  t %.6g", sv->dt * (double)it); /* heat: the simulated time */
   if (elapsed >= 0)
     printf("  time %9.3g s  %9.4g %s/s", elapsed,
@@ -58,11 +60,12 @@ void coop_solve_record(coop_solve *sv, int64_t it, double rn, double elapsed) {
   coop_solve_ctl *c = &sv->ctl;
   const int64_t slot = coop_history_slot(c->hist_len, c->hist_cap);
   const int64_t last = c->hist_len ? c->hist_iter[c->hist_len - 1] : -1;
+  const double prev = c->hist_len ? c->hist_res[c->hist_len - 1] : -1.0;
   c->hist_iter[slot] = it;
   c->hist_res[slot] = rn;
   c->hist_len = slot + 1;
   if (!sv->monitor_every) return;
-  if (monitor_due(sv, it, last, rn)) monitor_line(sv, it, rn, elapsed);
+  if (monitor_due(sv, it, last, rn)) monitor_line(sv, it, rn, elapsed, prev);
 }
 
 void coop_solve_replay(coop_solve *sv) {
@@ -71,7 +74,7 @@ void coop_solve_replay(coop_solve *sv) {
   int64_t last = -1;
   for (int64_t i = 0; i < c->hist_len; i++)
     if (monitor_due(sv, c->hist_iter[i], last, c->hist_res[i]) || i + 1 == c->hist_len) {
-      monitor_line(sv, c->hist_iter[i], c->hist_res[i], -1.0);
+      monitor_line(sv, c->hist_iter[i], c->hist_res[i], -1.0, i ? c->hist_res[i - 1] : -1.0);
       last = c->hist_iter[i];
     }
 }

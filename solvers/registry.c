@@ -1,10 +1,11 @@
 #include <string.h>
 
+#include "solvers/pc.h"
 #include "solvers/solver.h"
 
 static const coop_solver_type *const solvers[] = {
     &coop_solver_jacobi, &coop_solver_cg, &coop_solver_pipecg, &coop_solver_bicgstab,
-    &coop_solver_heat};
+    &coop_solver_heat, &coop_solver_mg};
 #define NSOLVERS (sizeof solvers / sizeof solvers[0])
 
 const coop_solver_type *coop_solver_lookup(const char *name) {
@@ -21,4 +22,14 @@ const char *coop_solver_names(void) {
       strcat(names, solvers[i]->name);
     }
   return names;
+}
+
+int coop_pc_create(coop_solve *sv, coop_pc **out) {
+  *out = NULL;
+  if (strcmp(coop_config_str(sv->cfg, "solver.pc"), "mg") == 0) return coop_mg_pc_create(sv, out);
+  return 0;
+}
+
+void coop_pc_destroy(coop_pc *pc) {
+  if (pc) pc->destroy(pc);
 }

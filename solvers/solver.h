@@ -40,6 +40,7 @@ typedef struct {
   int blocks;            /* tune.blocks: persistent grid size, 0 = all that fit */
   int64_t monitor_every; /* iterations between monitor lines on rank 0; 0: none; COOP_MONITOR_AUTO: about 20 */
   int monitor_res, monitor_it; /* auto: the twentieths of the way to rtol and to max_iter last shown */
+  int monitor_factor;    /* 1: monitor lines show each check's residual over the last one's (mg) */
   int64_t global_n;      /* unknowns on all ranks, for throughput */
   coop_solve_ctl ctl;    /* stopping rule in, results and history out */
   struct coop_ckpt *ckpt; /* checkpoints and restart (solvers/checkpoint.h); NULL: none */
@@ -103,7 +104,7 @@ void coop_solve_add_time(coop_solve *sv, int phase, double seconds);
 
 /* ---- the methods ---- */
 extern const coop_solver_type coop_solver_jacobi, coop_solver_cg, coop_solver_pipecg,
-    coop_solver_bicgstab, coop_solver_heat;
+    coop_solver_bicgstab, coop_solver_heat, coop_solver_mg;
 
 /* heat's time step: want (solver.dt; 0: 0.9 of the limit) checked against the
  * forward-Euler stability limit *dt_max of s with diffusivity alpha; an input

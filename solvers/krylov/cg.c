@@ -23,7 +23,7 @@ static int cg_begin(coop_solve *sv, krylov_data *k, const coop_ckpt_state *cs, c
 
 static int cg_body(coop_solve *sv, krylov_data *k, double start) {
   coop_vec *r = k->w[R], *p = k->w[P], *q = k->w[Q];
-  coop_vec *z = k->inv_diag ? k->w[Z] : r; /* M = I: z is r */
+  coop_vec *z = coop_krylov_has_pc(k) ? k->w[Z] : r; /* M = I: z is r */
   coop_reduction red;
   double v[2], rz = 0.0, pq;
   const coop_vec *xs[2] = {r, r}, *ys[2] = {z, r};
@@ -75,7 +75,7 @@ static int cg_body(coop_solve *sv, krylov_data *k, double start) {
  * the persistent kernel (solvers/krylov/krylov_grid.cu). */
 static int cgsr_body(coop_solve *sv, krylov_data *k, double start) {
   coop_vec *r = k->w[R], *p = k->w[P], *w = k->w[W], *s = k->w[S];
-  coop_vec *z = k->inv_diag ? k->w[Z] : r;
+  coop_vec *z = coop_krylov_has_pc(k) ? k->w[Z] : r;
   coop_reduction red;
   double v[3], gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0;
   const coop_vec *xs[3] = {r, w, r}, *ys[3] = {z, z, r};
@@ -115,7 +115,7 @@ static int cg_setup(coop_solve *sv, void **data) {
   const int sr = coop_config_bool(sv->cfg, "solver.cg_single_reduction");
   COOP_CHECK(coop_krylov_setup(sv, sr ? COOP_KG_CGSR : COOP_KG_CG, NVEC, data));
   const double es = (double)coop_prec_size(sv->A->prec), n = (double)sv->A->n;
-  const int pc = ((krylov_data *)*data)->inv_diag != NULL;
+  const int pc = coop_krylov_has_pc((krylov_data *)*data);
   if (sr) /* apply; two aypx, two axpy; pc; one 3-dot pass over r, w, z */
     sv->bytes_per_iter = sv->A->bytes + es * n * (2 + 4 * 3 + (pc ? 3 : 0) + (pc ? 3 : 2));
   else /* apply; (p,q); two axpys; pc; (r,z),(r,r); p update */

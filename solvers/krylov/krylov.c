@@ -166,6 +166,7 @@ int coop_krylov_setup(coop_solve *sv, coop_kg_method method, int nvec, void **da
   /* setup_pc is collective: a rank without k joins it too, with its failure */
   COOP_CHECK(setup_pc(sv, k, k ? 0 : COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory")));
   k->method = method;
+  COOP_CHECK(coop_pc_create(sv, &k->pc));
   k->ph_solve = coop_solve_phase(sv, "iterate");
   COOP_CHECK(choose_mode(sv, k));
 #if COOP_HAVE_CUDA
@@ -194,6 +195,7 @@ void coop_krylov_destroy(coop_solve *sv, void *data) {
   if (!k) return;
   for (int i = 0; i < k->nw; i++) coop_vec_destroy(k->w[i]);
   coop_vec_destroy(k->inv_diag);
+  coop_pc_destroy(k->pc);
   if (sv && sv->be) {
     sv->be->release(sv->be, k->kg_work);
     sv->be->release(sv->be, k->kg_result);
@@ -209,9 +211,11 @@ void coop_krylov_view(const coop_solve *sv, const void *data, FILE *out) {
                 coop_config_str(sv->cfg, "solver.pc"), sv->mode);
   if (k && k->grid_blocks) fprintf(out, ", one persistent kernel of %d x %d threads", k->grid_blocks, k->grid_threads);
   fprintf(out, "\n");
+  if (k && k->pc && k->pc->view) k->pc->view(k->pc, out);
 }
 
 int coop_krylov_pc(const krylov_data *k, const coop_vec *r, coop_vec *z) {
+  if (k->pc) return k->pc->apply(k->pc, r, z);
   if (k->inv_diag) return coop_vec_pointwise_mult(z, k->inv_diag, r);
   return coop_vec_copy(z, r);
 }

@@ -6,6 +6,7 @@
 
 #include "solvers/checkpoint.h"
 #include "solvers/krylov/krylov_method.h"
+#include "solvers/pc.h"
 #include "solvers/solver.h"
 
 #define KRYLOV_MAX_VECS 10
@@ -13,6 +14,7 @@
 typedef struct {
   coop_kg_method method;
   coop_vec *inv_diag;    /* Jacobi preconditioner, or NULL */
+  coop_pc *pc;           /* another family's preconditioner (solver.pc = mg), or NULL */
   coop_vec *w[KRYLOV_MAX_VECS];
   int nw;
   int grid_blocks, grid_threads; /* > 0: the whole solve is one persistent kernel */
@@ -27,8 +29,10 @@ typedef struct {
 int coop_krylov_setup(coop_solve *sv, coop_kg_method method, int nvec, void **data);
 void coop_krylov_destroy(coop_solve *sv, void *data);
 void coop_krylov_view(const coop_solve *sv, const void *data, FILE *out);
-/* z = M r (Jacobi: inv_diag .* r; none: a copy). */
+/* z = M r (Jacobi: inv_diag .* r; another family's: its apply; none: a copy). */
 int coop_krylov_pc(const krylov_data *k, const coop_vec *r, coop_vec *z);
+/* 1 when there is a preconditioner (else z is r itself in cg). */
+static inline int coop_krylov_has_pc(const krylov_data *k) { return k->inv_diag || k->pc; }
 /* Runs body (the per-operation method) or the persistent kernel, times it,
  * then checks the true residual ||b - A x||. */
 int coop_krylov_run(coop_solve *sv, krylov_data *k, int (*body)(coop_solve *, krylov_data *, double));

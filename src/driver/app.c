@@ -202,15 +202,30 @@ static char *checkpoint_path(const coop_config *cfg) {
   return q;
 }
 
+/* solver.name = mg or solver.pc = mg: the multigrid family runs. */
+static int uses_mg(const coop_config *cfg) {
+  return !strcmp(coop_config_str(cfg, "solver.name"), "mg") || !strcmp(coop_config_str(cfg, "solver.pc"), "mg");
+}
+
 /* The keys a solver state depends on, "key = value" lines: a restart must
  * name the same problem and method (rtol, max_iter, output may change). */
 static char *fingerprint(const coop_config *cfg) {
-  /* heat's state also depends on its time step and diffusivity */
-  static const char *const names[] = {
+  /* heat's state also depends on its time step and diffusivity, multigrid's
+   * on its cycle (the keys are left out for the other methods, whose
+   * checkpoints then read as before) */
+  static const char *const base[] = {
       "grid.dim", "grid.nx", "grid.ny", "grid.nz", "grid.lx", "grid.ly", "grid.lz", "problem.type",
       "problem.mode", "problem.matrix", "problem.rhs", "problem.seed", "problem.x0", "solver.name",
-      "solver.pc", "solver.precision", "solver.cg_single_reduction", "solver.alpha", "solver.dt"};
-  const size_t nnames = sizeof names / sizeof names[0] - (strcmp(coop_config_str(cfg, "solver.name"), "heat") ? 2 : 0);
+      "solver.pc", "solver.precision", "solver.cg_single_reduction"};
+  static const char *const heat[] = {"solver.alpha", "solver.dt"};
+  static const char *const mg[] = {"solver.mg_cycle", "solver.mg_pre", "solver.mg_post", "solver.mg_smoother"};
+  const char *names[sizeof base / sizeof base[0] + 4];
+  size_t nnames = 0;
+  for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) names[nnames++] = base[i];
+  if (!strcmp(coop_config_str(cfg, "solver.name"), "heat"))
+    for (size_t i = 0; i < 2; i++) names[nnames++] = heat[i];
+  if (uses_mg(cfg))
+    for (size_t i = 0; i < 4; i++) names[nnames++] = mg[i];
   size_t nk = 0, len = 1;
   const coop_key_info *keys = coop_config_keys(&nk);
   char *out = NULL;
@@ -245,7 +260,8 @@ static char *fingerprint(const coop_config *cfg) {
 /* The residual checks a run's history keeps: one every solver.check_every
  * (grid solvers; every iteration otherwise), the first and the last, at most 2^20. */
 static int64_t history_cap(const coop_config *cfg, int grid_form) {
-  const int64_t every = grid_form ? coop_config_int(cfg, "solver.check_every") : 1;
+  const int mg = !strcmp(coop_config_str(cfg, "solver.name"), "mg"); /* checks every cycle */
+  const int64_t every = grid_form && !mg ? coop_config_int(cfg, "solver.check_every") : 1;
   const int64_t checks = coop_config_int(cfg, "solver.max_iter") / every + 2;
   return checks < (1 << 20) ? checks : (1 << 20);
 }
@@ -339,17 +355,20 @@ static int check_resources(app_state *a, const coop_comm *c) {
   return coop_output_space(coop_config_str(a->cfg, "output.file"), fields ? (uint64_t)a->ls.n_global * es : 0);
 }
 
-/* The default of key "section.key" as a number (the key table's text). */
-static double key_default(const char *name) {
+/* The default of key "section.key" as the key table writes it. */
+static const char *key_default_text(const char *name) {
   size_t nk = 0;
   const coop_key_info *keys = coop_config_keys(&nk);
   const char *dot = strchr(name, '.');
   for (size_t k = 0; dot && k < nk; k++)
     if (strlen(keys[k].section) == (size_t)(dot - name) && strncmp(name, keys[k].section, (size_t)(dot - name)) == 0 &&
         strcmp(dot + 1, keys[k].key) == 0)
-      return strtod(keys[k].def, NULL);
-  return 0.0;
+      return keys[k].def;
+  return "0";
 }
+
+/* The same as a number. */
+static double key_default(const char *name) { return strtod(key_default_text(name), NULL); }
 
 /* solver.alpha, solver.dt and output.every are heat's: another value for
  * another method would be ignored, so it is refused (the default, as a dry
@@ -390,6 +409,69 @@ static int check_schedule_keys(const coop_config *cfg) {
                           coop_config_origin(cfg, "run.sync"));
 }
 
+/* Multigrid's keys and what it cannot run with yet, as input errors naming
+ * the key; the cycle of solver.pc = mg must be symmetric for cg. */
+static int check_mg_keys(const coop_config *cfg, const char *name, int ranks) {
+  static const char *const keys[] = {"solver.mg_cycle", "solver.mg_pre", "solver.mg_post", "solver.mg_smoother"};
+  const char *pc = coop_config_str(cfg, "solver.pc");
+  const int is_mg = !strcmp(name, "mg"), pc_mg = !strcmp(pc, "mg");
+  /* another value for another method would be ignored; the default (as a
+   * dry run's resolved configuration writes it) is not refused */
+  for (size_t i = 0; i < 4 && !is_mg && !pc_mg; i++) {
+    const int is_int = i == 1 || i == 2;
+    char value[64];
+    if (is_int)
+      snprintf(value, sizeof value, "%lld", (long long)coop_config_int(cfg, keys[i]));
+    else
+      snprintf(value, sizeof value, "%s", coop_config_str(cfg, keys[i]));
+    if (strcmp(value, key_default_text(keys[i])))
+      return coop_error_input("%s = %s (from %s) applies to solver.name = mg or solver.pc = mg, not solver.name = %s",
+                              keys[i], value, coop_config_origin(cfg, keys[i]), name);
+  }
+  if (!is_mg && !pc_mg) return 0;
+  const char *what = is_mg ? "solver.name = mg" : "solver.pc = mg";
+  const char *origin = coop_config_origin(cfg, is_mg ? "solver.name" : "solver.pc");
+  const int dim = (int)coop_config_int(cfg, "grid.dim");
+  const long long nx = (long long)coop_config_int(cfg, "grid.nx"), ny = (long long)coop_config_int(cfg, "grid.ny"),
+                  nz = dim == 3 ? (long long)coop_config_int(cfg, "grid.nz") : 1;
+  if (strcmp(coop_config_str(cfg, "problem.type"), "matrix") && nx < 2 && ny < 2 && nz < 2)
+    return coop_error_input("grid.nx = %lld, grid.ny = %lld%s: %s (from %s) cannot coarsen this grid once (an axis "
+                            "needs 2 interior points or more); use a larger grid, or solver.name = cg without it",
+                            nx, ny, dim == 3 ? ", grid.nz = 1" : "", what, origin);
+  if (coop_config_int(cfg, "solver.mg_pre") + coop_config_int(cfg, "solver.mg_post") < 1)
+    return coop_error_input("solver.mg_pre = 0 (from %s) and solver.mg_post = 0 (from %s): a cycle needs a smoothing "
+                            "sweep at least (the defaults are 2 and 2)", coop_config_origin(cfg, "solver.mg_pre"),
+                            coop_config_origin(cfg, "solver.mg_post"));
+  if (is_mg && strcmp(pc, "none"))
+    return coop_error_input("solver.pc = %s (from %s) applies to cg, pipecg and bicgstab; solver.name = mg takes none "
+                            "(for multigrid inside cg use solver.name = cg with solver.pc = mg)", pc,
+                            coop_config_origin(cfg, "solver.pc"));
+  if (pc_mg && strcmp(name, "cg"))
+    return coop_error_input("solver.pc = mg (from %s) preconditions cg only, not %s; use solver.name = cg, or "
+                            "solver.name = mg alone", origin, name);
+  if (!strcmp(coop_config_str(cfg, "problem.type"), "matrix"))
+    return coop_error_input("%s (from %s) needs a grid problem (problem.type = sine or laplace); for problem.type = "
+                            "matrix use solver.name = cg with solver.pc = jacobi or none", what, origin);
+  if (!strcmp(coop_config_str(cfg, "run.backend"), "cuda"))
+    return coop_error_input("run.backend = cuda (from %s): %s runs on the host only for now; use run.backend = host "
+                            "or auto", coop_config_origin(cfg, "run.backend"), what);
+  if (strcmp(coop_config_str(cfg, "run.sync"), "auto"))
+    return coop_error_input("run.sync = %s (from %s) picks a GPU mode; %s runs on the host, so leave run.sync = auto",
+                            coop_config_str(cfg, "run.sync"), coop_config_origin(cfg, "run.sync"), what);
+  if (ranks > 1)
+    return coop_error_input("%s (from %s) runs on one rank only for now (gathering the coarse levels across ranks "
+                            "is not written yet); run it with 1 rank, or use solver.name = cg on %d", what, origin, ranks);
+  if (pc_mg && !strcmp(coop_config_str(cfg, "solver.mg_cycle"), "f"))
+    return coop_error_input("solver.mg_cycle = f (from %s): an F-cycle is not symmetric, so cg cannot take it as "
+                            "solver.pc = mg; use solver.mg_cycle = v or w", coop_config_origin(cfg, "solver.mg_cycle"));
+  if (pc_mg && coop_config_int(cfg, "solver.mg_pre") != coop_config_int(cfg, "solver.mg_post"))
+    return coop_error_input("solver.mg_post = %lld (from %s) with solver.mg_pre = %lld: cg needs a symmetric cycle "
+                            "from solver.pc = mg, as many sweeps after as before; set them equal",
+                            (long long)coop_config_int(cfg, "solver.mg_post"), coop_config_origin(cfg, "solver.mg_post"),
+                            (long long)coop_config_int(cfg, "solver.mg_pre"));
+  return 0;
+}
+
 /* The problem, and a solver that can run on it. */
 static int setup_problem(app_state *a, const coop_comm *c) {
   const char *name = coop_config_str(a->cfg, "solver.name");
@@ -404,6 +486,7 @@ static int setup_problem(app_state *a, const coop_comm *c) {
                             "not %s", coop_config_origin(a->cfg, "solver.cg_single_reduction"), name);
   COOP_CHECK(check_heat_keys(a->cfg, name));
   COOP_CHECK(check_schedule_keys(a->cfg));
+  COOP_CHECK(check_mg_keys(a->cfg, name, c->size));
   COOP_CHECK(coop_linsys_create(&a->ls, c, a->cfg, coop_budget_host_limit(c)));
   if (strcmp(name, "heat") == 0) { /* before the setup, so --dry-run refuses it too */
     double dt, lim;
@@ -419,7 +502,8 @@ static int choose_backend(app_state *a, const coop_comm *c) {
   const int ngpu = coop_cuda_device_count();
   int all_have = ngpu > 0, want_dev = (int)coop_config_int(a->cfg, "run.device");
   COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, &all_have, 1, MPI_INT, MPI_MIN, c->world));
-  a->backend = strcmp(want, "auto") == 0 ? (all_have ? "cuda" : "host") : want;
+  /* multigrid has only its host levels so far: auto picks the host for it */
+  a->backend = strcmp(want, "auto") == 0 ? (all_have && !uses_mg(a->cfg) ? "cuda" : "host") : want;
   a->device = -1;
   if (strcmp(a->backend, "host") == 0) return 0;
   if (ngpu == 0)
@@ -514,7 +598,7 @@ static int setup_form(app_state *a, const coop_comm *c) {
   (void)monitor_every(a->cfg, &sv->monitor_every); /* checked in load_config */
   sv->snapshot_every = is_heat(a) ? coop_config_int(a->cfg, "output.every") : 0;
   ctl->max_iter = coop_config_int(a->cfg, "solver.max_iter");
-  ctl->check_every = a->type->grid_form ? coop_config_int(a->cfg, "solver.check_every") : 1;
+  ctl->check_every = a->type->grid_form && strcmp(a->type->name, "mg") ? coop_config_int(a->cfg, "solver.check_every") : 1;
   ctl->rtol = coop_config_real(a->cfg, "solver.rtol");
   ctl->atol = coop_config_real(a->cfg, "solver.atol");
   ctl->dtol = coop_config_real(a->cfg, "solver.dtol");

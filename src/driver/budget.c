@@ -105,6 +105,15 @@ static uint64_t faces(tally *t, const coop_linsys *ls, int jacobi, uint64_t *sta
   return total;
 }
 
+/* The multigrid levels (solvers/mg/mg_level.c) beside a fine level of `field`
+ * bytes: its residual (and f, u where the solver does not lend them: own = 1,
+ * 2 or 3 arrays), and u, f, r on the coarse levels, each a 2^dim-th of the one
+ * above at most (a few percent more for row padding and ghosts). */
+static uint64_t mg_levels(tally *t, const coop_linsys *ls, uint64_t field, int own) {
+  const uint64_t below = mul(t, field, 3) / ((ls->dec.ndim == 3 ? 7 : 3)) * 11 / 10;
+  return add(t, mul(t, field, u64(own)), below);
+}
+
 /* ---- the three forms ----------------------------------------------------------- */
 
 /* Jacobi on the stored fields (app.c setup_fields, report.c fetch_owned). */
@@ -119,6 +128,8 @@ static void jacobi(tally *t, const coop_config *cfg, const coop_linsys *ls) {
   const int no_f = heat || strcmp(coop_config_str(cfg, "problem.type"), "laplace") == 0;
   const uint64_t halo = faces(t, ls, 1, &staged);
   uint64_t fields = mul(t, field, no_f ? 2 : 3);
+  if (strcmp(coop_config_str(cfg, "solver.name"), "mg") == 0) /* its r, and f where none is stored */
+    fields = add(t, fields, mg_levels(t, ls, field, no_f ? 2 : 1));
   /* heat's time series (app.c open_series, io.c): a step and a time per
    * snapshot held to the end, and a snapshot's owned points, host and backend */
   const int64_t every = heat ? coop_config_int(cfg, "output.every") : 0;
@@ -149,7 +160,12 @@ static void krylov_grid(tally *t, const coop_config *cfg, const coop_linsys *ls,
   const uint64_t face = faces(t, ls, 0, &staged), hist = history(t, cfg, 0);
   const uint64_t keep = add(t, mul(t, d, 2), hist); /* exact solution and diagonal, history */
   step(t, "setup of b and x", add(t, add(t, keep, mul(t, d, 2)), staged), add(t, mul(t, v, 2), face));
-  const uint64_t work = add(t, mul(t, v, u64(2 + vecs)), face);
+  uint64_t work = add(t, mul(t, v, u64(2 + vecs)), face);
+  if (strcmp(coop_config_str(cfg, "solver.pc"), "mg") == 0) { /* u, f, r of its own on every level */
+    coop_grid g1;
+    coop_grid_init(&g1, ls->s.grid.ndim, ls->s.grid.prec, ls->s.grid.n, 1);
+    work = add(t, work, mg_levels(t, ls, mul(t, (uint64_t)coop_grid_points(&g1), es), 3));
+  }
   step(t, "solver setup", add(t, add(t, keep, d), staged), work);
   step(t, "solve", add(t, keep, staged), add(t, work, v)); /* r of the true residual */
   step(t, "checkpoint", add(t, add(t, keep, staged), mul(t, d, u64(checkpoint_vectors(cfg)))), work);

@@ -29,7 +29,7 @@ typedef struct {
 
 /* The values of solver.name: the registry (solvers/registry.c) holds the same
  * list, and a unit test checks that the two agree. */
-#define COOP_SOLVER_CHOICES "jacobi|cg|pipecg|bicgstab|heat"
+#define COOP_SOLVER_CHOICES "jacobi|cg|pipecg|bicgstab|heat|mg"
 
 /* The key table; *n receives its length. */
 const coop_key_info *coop_config_keys(size_t *n);

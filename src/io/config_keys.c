@@ -45,10 +45,18 @@ static const coop_key_info keys[] = {
     KEY_STRING("problem", "x0", "zero", "matrix problems: initial guess, zero or file:PATH"),
 
     KEY_CHOICE("solver", "name", "jacobi", COOP_SOLVER_CHOICES,
-               "method: jacobi (grids and batches), cg, pipecg (pipelined CG), bicgstab, or heat "
-               "(explicit time steps; grids and generated batches)"),
-    KEY_CHOICE("solver", "pc", "none", "none|jacobi",
-               "preconditioner of cg, pipecg and bicgstab: none, or jacobi (diagonal)"),
+               "method: jacobi (grids and batches), cg, pipecg (pipelined CG), bicgstab, heat "
+               "(explicit time steps; grids and generated batches) or mg (multigrid; grids, host)"),
+    KEY_CHOICE("solver", "pc", "none", "none|jacobi|mg",
+               "preconditioner of cg, pipecg and bicgstab: none, or jacobi (diagonal); cg on grids: "
+               "mg (one multigrid cycle, host)"),
+    KEY_CHOICE("solver", "mg_cycle", "v", "v|w|f",
+               "mg: the cycle, v, w or f (solver.pc = mg: v or w, which are symmetric)"),
+    KEY_INT("solver", "mg_pre", "2", 0, 50, "mg: smoothing sweeps before the coarse-grid correction"),
+    KEY_INT("solver", "mg_post", "2", 0, 50,
+            "mg: smoothing sweeps after it (the pre-smoother's adjoint; solver.pc = mg: as many as before)"),
+    KEY_CHOICE("solver", "mg_smoother", "rbgs", "rbgs|jacobi",
+               "mg: red-black Gauss-Seidel or weighted Jacobi (4/5 in 2D, 6/7 in 3D)"),
     KEY_BOOL("solver", "cg_single_reduction", "false",
              "cg in the Chronopoulos-Gear form: one reduction per iteration instead of two "
              "(the same iterates in exact arithmetic)"),

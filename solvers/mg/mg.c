@@ -1,0 +1,198 @@
+/* Geometric multigrid for the Poisson grid problems: the solver (cycles of
+ * solver.mg_cycle on the grid form until the stop test passes) and the
+ * preconditioner of cg (one cycle from zero). The hierarchy and the level
+ * operations are in solvers/mg/mg_level.h; this file holds the loop, its
+ * checks and checkpoints (the state between cycles is the field alone). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solvers/checkpoint.h"
+#include "solvers/mg/mg_level.h"
+#include "solvers/pc.h"
+#include "solvers/solver.h"
+
+typedef struct {
+  coop_mg_hier h;
+  int ph_cycle;
+} mg_data;
+
+static const char *cycle_name(coop_mg_cycle_type c) { return c == COOP_MG_W ? "W" : c == COOP_MG_F ? "F" : "V"; }
+
+/* The keys (solver.mg_*) into h. */
+static int mg_settings(const coop_solve *sv, coop_mg_hier *h) {
+  const char *c = coop_config_str(sv->cfg, "solver.mg_cycle");
+  h->cycle = strcmp(c, "w") == 0 ? COOP_MG_W : strcmp(c, "f") == 0 ? COOP_MG_F : COOP_MG_V;
+  h->smoother = strcmp(coop_config_str(sv->cfg, "solver.mg_smoother"), "jacobi") == 0 ? COOP_MG_JACOBI : COOP_MG_RBGS;
+  h->pre = (int)coop_config_int(sv->cfg, "solver.mg_pre");
+  h->post = (int)coop_config_int(sv->cfg, "solver.mg_post");
+  /* the weights that damp the upper half of the spectrum best for the 5- and 7-point Laplacians */
+  h->omega = h->ndim == 3 ? 6.0 / 7.0 : 4.0 / 5.0;
+  if (h->pre + h->post < 1)
+    return coop_error_input("solver.mg_pre = 0 and solver.mg_post = 0: a cycle needs at least one smoothing "
+                            "sweep (the default is 2 and 2)");
+  return 0;
+}
+
+/* What the host implementation cannot do yet, as input errors. */
+static int mg_refusals(const coop_solve *sv, const char *what) {
+  if (sv->be->device_memory)
+    return coop_error_input("%s runs on the host backend only (the CUDA levels are not written yet); "
+                            "use run.backend = host", what);
+  if (sv->comm->size > 1)
+    return coop_error_input("%s runs on one rank only (gathering the coarse levels across ranks is not "
+                            "written yet); run it with 1 rank", what);
+  return 0;
+}
+
+static int mg_setup(coop_solve *sv, void **data) {
+  mg_data *d = calloc(1, sizeof *d);
+  *data = d;
+  if (!d) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  COOP_CHECK(mg_refusals(sv, "solver.name = mg"));
+  COOP_CHECK(coop_mg_hier_create(&d->h, sv->s, sv->u, (void *)sv->f));
+  COOP_CHECK(mg_settings(sv, &d->h));
+  sv->mode = "host";
+  sv->monitor_factor = 1;
+  d->ph_cycle = coop_solve_phase(sv, "cycles");
+  /* by the fine level: each sweep and the residual read u and f and write u or
+   * r; restriction and prolongation a pass each; the coarse levels add about
+   * 1 / (2^dim - 1) */
+  const double es = (double)coop_prec_size(sv->s->grid.prec), n = (double)coop_grid_owned(&sv->s->grid);
+  const double sweeps = (d->h.smoother == COOP_MG_JACOBI ? 2.0 : 1.0) * (d->h.pre + d->h.post);
+  sv->bytes_per_iter = es * n * (3.0 * sweeps + 2 * 3.0 + 2.0 + 2.0) * (sv->s->grid.ndim == 3 ? 8.0 / 7.0 : 4.0 / 3.0);
+  return 0;
+}
+
+/* ||f - A u|| on the fine level. */
+static int fine_residual(const mg_data *d, double *rn) {
+  double sumsq;
+  COOP_CHECK(d->h.ops->residual(&d->h, 0, &sumsq));
+  *rn = sqrt(sumsq);
+  return 0;
+}
+
+/* The checks after cycle it (0: the start): history and monitor (not for the
+ * check a restart repeats), the stop test, the checkpoint. *done = 1 ends it. */
+static int check(coop_solve *sv, const coop_ckpt_state *cs, int64_t it, double rn, int again, double start,
+                 int *done) {
+  coop_solve_ctl *c = &sv->ctl;
+  if (!again) {
+    if (it == 0) c->r0 = rn;
+    coop_solve_record(sv, it, rn, MPI_Wtime() - start);
+  }
+  c->rnorm = rn;
+  c->iterations = it;
+  c->reason = coop_stop_test(rn, c->r0, it, c->max_iter, c->rtol, c->atol, c->dtol);
+  *done = c->reason != COOP_REASON_NONE;
+  if (*done) return c->reason == COOP_DIVERGED_ITS && !again ? coop_ckpt_final(sv, it, cs) : 0;
+  if (again || it == 0) return 0;
+  return coop_ckpt_point(sv, it, cs, done);
+}
+
+static int mg_solve(coop_solve *sv, void *data) {
+  mg_data *d = data;
+  coop_ckpt_state cs;
+  memset(&cs, 0, sizeof cs);
+  cs.field = sv->u; /* between cycles the state is the field (boundary values in its ghosts) */
+  sv->ctl.hist_len = 0;
+  sv->barriers = 0;
+  COOP_MPI(MPI_Barrier(sv->comm->world));
+  const double start = MPI_Wtime();
+  int64_t it = 0;
+  int resumed = 0, done = 0;
+  double rn;
+  COOP_CHECK(coop_ckpt_resume(sv, &cs, &it, &resumed));
+  COOP_CHECK(fine_residual(d, &rn));
+  COOP_CHECK(check(sv, &cs, it, rn, resumed, start, &done));
+  while (!done) {
+    COOP_CHECK(coop_mg_cycle(&d->h, 0));
+    COOP_CHECK(fine_residual(d, &rn));
+    COOP_CHECK(check(sv, &cs, ++it, rn, 0, start, &done));
+  }
+  sv->t_solve = MPI_Wtime() - start;
+  sv->steps = it;
+  coop_solve_add_time(sv, d->ph_cycle, sv->t_solve);
+  return 0;
+}
+
+static void view_levels(const coop_mg_hier *h, FILE *out) {
+  fprintf(out, "  mg: %s(%d,%d) cycles, smoother %s%s, %d levels:", cycle_name(h->cycle), h->pre, h->post,
+          h->smoother == COOP_MG_JACOBI ? "weighted jacobi" : "red-black gauss-seidel",
+          h->smoother == COOP_MG_RBGS && h->symmetric ? " (black-red after)" : "", h->nlev);
+  for (int l = 0; l < h->nlev; l++) {
+    const int64_t *n = h->lev[l].grid.n;
+    fprintf(out, "%s %lld x %lld", l ? "," : "", (long long)n[0], (long long)n[1]);
+    if (h->ndim == 3) fprintf(out, " x %lld", (long long)n[2]);
+  }
+  fprintf(out, "; the coarsest solved exactly (banded Cholesky)\n");
+}
+
+static void mg_view(const coop_solve *sv, const void *data, FILE *out) {
+  const mg_data *d = data;
+  if (!d) return;
+  view_levels(&d->h, out);
+  const coop_solve_ctl *c = &sv->ctl;
+  if (c->iterations > 0 && c->r0 > 0 && c->rnorm > 0)
+    fprintf(out, "  mg: %lld cycles, mean convergence factor %.4f\n", (long long)c->iterations,
+            pow(c->rnorm / c->r0, 1.0 / (double)c->iterations));
+}
+
+static void mg_destroy(coop_solve *sv, void *data) {
+  (void)sv;
+  mg_data *d = data;
+  if (d) coop_mg_hier_destroy(&d->h);
+  free(d);
+}
+
+const coop_solver_type coop_solver_mg = {
+    "mg", "geometric multigrid on a grid (Poisson problems)", 1, mg_setup, mg_solve, mg_view, mg_destroy, NULL, NULL};
+
+/* ---- the preconditioner ---- */
+
+static int pc_apply(coop_pc *pc, const coop_vec *r, coop_vec *z) {
+  const coop_mg_hier *h = pc->ctx;
+  const coop_mg_level *L = &h->lev[0];
+  const coop_region own = coop_region_owned(&L->grid);
+  memset(L->u, 0, coop_grid_points(&L->grid) * coop_prec_size(h->prec));
+  COOP_CHECK(coop_unpack_host(&L->grid, &own, L->f, r->data));
+  COOP_CHECK(coop_mg_cycle(h, 0));
+  return coop_pack_host(&L->grid, &own, L->u, z->data);
+}
+
+static void pc_view(const coop_pc *pc, FILE *out) { view_levels(pc->ctx, out); }
+
+static void pc_destroy(coop_pc *pc) {
+  if (!pc) return;
+  coop_mg_hier_destroy(pc->ctx);
+  free(pc->ctx);
+  free(pc);
+}
+
+int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
+  *out = NULL;
+  if (sv->A->kind != COOP_OP_STENCIL)
+    return coop_error_input("solver.pc = mg needs a grid problem (problem.type = sine or laplace); for "
+                            "problem.type = matrix use solver.pc = jacobi or none");
+  COOP_CHECK(mg_refusals(sv, "solver.pc = mg"));
+  coop_pc *pc = calloc(1, sizeof *pc);
+  coop_mg_hier *h = calloc(1, sizeof *h);
+  if (!pc || !h) {
+    free(pc);
+    free(h);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  }
+  pc->name = "mg";
+  pc->ctx = h;
+  pc->apply = pc_apply;
+  pc->view = pc_view;
+  pc->destroy = pc_destroy;
+  *out = pc;
+  /* the Krylov vectors hold the owned points only: level 0 gets its own
+   * arrays with one ghost layer, zero (the correction's boundary values) */
+  coop_stencil s = sv->A->s;
+  coop_grid_init(&s.grid, s.grid.ndim, s.grid.prec, s.grid.n, 1);
+  COOP_CHECK(coop_mg_hier_create(h, &s, NULL, NULL));
+  h->symmetric = 1;
+  return mg_settings(sv, h);
+}

@@ -1,0 +1,103 @@
+/* The multigrid hierarchy of a Poisson grid problem (vertex-centred, as
+ * problem/poisson.h stores it: interior points with the Dirichlet boundary
+ * one spacing outside) and the operations a cycle is made of. Level 0 is the
+ * problem's grid; level l + 1 keeps every other point of level l along the
+ * axes it coarsens (points 1, 3, 5, ...), so any size coarsens: an even count
+ * leaves one short interval at the high end, and every level carries its own
+ * interval lengths per axis, from which its operator is rediscretised
+ * (finite differences on the nonuniform tensor grid) and its transfers are
+ * built (linear interpolation by position; restriction its volume-weighted
+ * transpose, so the cycle is symmetric). The operations sit behind a table
+ * (coop_mg_ops) so that another backend can supply its own; the host table
+ * (solvers/mg/mg_host.c) works on plain arrays with ghost layers, the layout
+ * of core/grid.h, in the field's precision. */
+#ifndef COOP_MG_LEVEL_H
+#define COOP_MG_LEVEL_H
+
+#include <stdint.h>
+
+#include "core/grid.h"
+#include "kernels/stencil.h"
+
+/* Coarsening stops at a level with at most this many points, solved exactly. */
+#define COOP_MG_COARSE_MAX 2048
+#define COOP_MG_MAX_LEVELS 48
+
+typedef enum { COOP_MG_RBGS = 0, COOP_MG_JACOBI = 1 } coop_mg_smoother;
+typedef enum { COOP_MG_V = 0, COOP_MG_W = 1, COOP_MG_F = 2 } coop_mg_cycle_type;
+
+typedef struct {
+  coop_grid grid;    /* layout of u, f, r (level 0 may have wider ghosts) */
+  double *gap[3];    /* interval lengths along each axis: n[a] + 1 (gap[a][i] ends at point i) */
+  double *vol[3];    /* (gap[i] + gap[i + 1]) / 2: the 1D control volume of point i */
+  double *wl[3], *wr[3]; /* operator coefficients toward the lower and upper neighbour */
+  int coarsened[3];  /* axis a is coarsened to the next level */
+  /* to the next level, per axis and fine index i: the two coarse parents
+   * (clamped in range, weight 0 where there is none), interpolation weights p
+   * and restriction weights q = p vol_f / vol_c */
+  int64_t *par[3][2];
+  double *p[3][2], *q[3][2];
+  void *u, *f, *r;   /* backend memory; u's ghosts hold the boundary values */
+  int own_u, own_f;  /* 1: allocated here (level 0 may borrow the solver's) */
+} coop_mg_level;
+
+typedef struct coop_mg_ops coop_mg_ops;
+
+typedef struct {
+  int nlev;
+  coop_mg_level lev[COOP_MG_MAX_LEVELS];
+  coop_precision prec;
+  int ndim;
+  coop_mg_smoother smoother;
+  double omega;       /* weighted Jacobi's weight */
+  int pre, post;      /* sweeps before and after the coarse correction */
+  /* 1: the post-smoother is the pre-smoother's adjoint (black then red), so
+   * the cycle is a symmetric operator (cg's preconditioner); 0: red then
+   * black both times, which converges faster as a solver of its own */
+  int symmetric;
+  coop_mg_cycle_type cycle;
+  const coop_mg_ops *ops;
+  /* the coarsest level's exact solve: banded Cholesky of the symmetric form
+   * (volume times operator), points numbered with the longest axis slowest */
+  int64_t cn, bw, cstride[3];
+  double *chol, *cwork;
+} coop_mg_hier;
+
+/* The level operations, one backend's. Level l's arrays as above; every
+ * function returns a status. */
+struct coop_mg_ops {
+  const char *name;
+  /* sweeps of the smoother on level l; reverse = 1 runs each sweep in the
+   * opposite order (black then red), the adjoint of the forward sweep */
+  int (*smooth)(const coop_mg_hier *h, int l, int sweeps, int reverse);
+  /* r = f - A u on level l; sumsq non-NULL: the sum of r^2 (in double) */
+  int (*residual)(const coop_mg_hier *h, int l, double *sumsq);
+  /* f(l + 1) = R r(l), u(l + 1) = 0 */
+  int (*restrict_residual)(const coop_mg_hier *h, int l);
+  /* u(l) += P u(l + 1) */
+  int (*prolong_add)(const coop_mg_hier *h, int l);
+  /* u = A^-1 f on the coarsest level */
+  int (*coarse_solve)(const coop_mg_hier *h);
+};
+
+extern const coop_mg_ops coop_mg_ops_host;
+
+/* The levels below a fine grid (s->grid: axes, owned points, precision)
+ * whose operator is s (w = 1/h^2 per axis). u0, f0: level 0's arrays
+ * laid out as s->grid, host memory (NULL: allocated here, zeroed; a zero
+ * right-hand side is a zeroed f). The caller sets the smoother, sweeps and
+ * cycle. Fails with COOP_ERR_INPUT when no axis has 2 points or more (nothing
+ * to coarsen). */
+int coop_mg_hier_create(coop_mg_hier *h, const coop_stencil *s, void *u0, void *f0);
+void coop_mg_hier_destroy(coop_mg_hier *h); /* accepts a half-built one */
+
+/* One cycle of h->cycle on level l (0: the whole grid) for A u = f, from u. */
+int coop_mg_cycle(const coop_mg_hier *h, int l);
+
+/* b = S^-1 b on the coarsest level (b in the band's numbering, cstride). */
+void coop_mg_coarse_band_solve(const coop_mg_hier *h, double *b);
+
+/* Points of level l (owned). */
+int64_t coop_mg_level_points(const coop_mg_hier *h, int l);
+
+#endif
