@@ -881,7 +881,7 @@ static int run_suite(void) {
       {"parallel_flag", test_parallel_flag}, {"series", test_series},
       {"series_abandoned", test_series_abandoned},
   };
-  return coop_unit_run("io", tests, sizeof tests / sizeof tests[0]);
+  return COOP_UNIT_RUN("io", tests);
 }
 
 int main(int argc, char **argv) {

@@ -646,7 +646,7 @@ int main(void) {
     perror("test_mm: mkdtemp");
     return 1;
   }
-  const int rc = coop_unit_run("mm", tests, sizeof tests / sizeof *tests);
+  const int rc = COOP_UNIT_RUN("mm", tests);
   remove_dir(ctx.dir);
   return rc;
 }
