@@ -90,37 +90,75 @@ static coop_config *parsed(const char *text) {
   return cfg;
 }
 
+/* index of section.key in the table, or -1 */
+static long key_index(const coop_key_info *k, size_t n, const char *sec, const char *key) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(k[i].section, sec) == 0 && strcmp(k[i].key, key) == 0) return (long)i;
+  return -1;
+}
+
+/* A key's expected value, written as an input would write it, and where it
+ * came from (NULL: not checked). */
+typedef struct {
+  const char *name, *value, *origin;
+} key_want;
+
+/* Each key has the value (compared as the key's type) and origin listed; else says which differs. */
+static void assert_keys(const coop_config *cfg, const key_want *want, size_t n) {
+  size_t nk;
+  const coop_key_info *k = coop_config_keys(&nk);
+  for (const key_want *w = want; w < want + n; w++) {
+    char sec[32];
+    const size_t dot = strcspn(w->name, ".");
+    snprintf(sec, sizeof sec, "%.*s", (int)dot, w->name);
+    const long at = key_index(k, nk, sec, w->name + dot + 1);
+    CU_ASSERT_TRUE_FATAL(at >= 0);
+    int same;
+    switch (k[at].type) {
+      case COOP_KEY_INT: same = coop_config_int(cfg, w->name) == strtoll(w->value, NULL, 10); break;
+      case COOP_KEY_REAL: same = coop_config_real(cfg, w->name) == strtod(w->value, NULL); break;
+      case COOP_KEY_BOOL: same = coop_config_bool(cfg, w->name) == (strcmp(w->value, "true") == 0); break;
+      default: same = strcmp(coop_config_str(cfg, w->name), w->value) == 0;
+    }
+    if (w->origin && strcmp(coop_config_origin(cfg, w->name), w->origin) != 0) same = 0;
+    if (!same)
+      fprintf(stderr, "\n  %s: expected %s from %s, got from %s\n", w->name, w->value,
+              w->origin ? w->origin : "anywhere", coop_config_origin(cfg, w->name));
+    CU_ASSERT_TRUE(same);
+  }
+}
+
 /* ---------- good input ---------- */
 
 static void test_good_input(void) {
+  static const key_want want[] = {
+      {"grid.dim", "3", "in.txt:4"},
+      {"grid.nx", "100", NULL},
+      {"grid.ny", "200", NULL},
+      {"grid.nz", "300", NULL},
+      {"grid.lx", "2.5", NULL},
+      {"grid.ly", "0.125", NULL},
+      {"grid.lz", "1000.0", NULL},
+      {"grid.ghost", "4", NULL},
+      {"problem.type", "laplace", NULL},
+      {"problem.mode", "7", NULL},
+      {"solver.name", "jacobi", NULL},
+      {"solver.rtol", "1e-10", NULL},
+      {"solver.atol", "0.001", NULL},
+      {"solver.max_iter", "1000000000000", NULL},
+      {"solver.check_every", "50", NULL},
+      {"solver.precision", "fp32", NULL},
+      {"run.backend", "host", NULL},
+      {"run.sync", "launch", NULL},
+      {"run.device", "3", NULL},
+      {"tune.blocks", "120", "in.txt:28"},
+      {"output.file", "out dir/result #1.h5", "in.txt:30"},
+      {"output.xdmf", "false", NULL},
+      {"output.monitor_every", "0", NULL},
+  };
   coop_config *cfg = parsed(good_input);
   CU_ASSERT_EQUAL(coop_config_validate(cfg), 0);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.dim"), 3);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.nx"), 100);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.ny"), 200);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.nz"), 300);
-  CU_ASSERT_EQUAL(coop_config_real(cfg, "grid.lx"), 2.5);
-  CU_ASSERT_EQUAL(coop_config_real(cfg, "grid.ly"), 0.125);
-  CU_ASSERT_EQUAL(coop_config_real(cfg, "grid.lz"), 1000.0);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.ghost"), 4);
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "problem.type"), "laplace");
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "problem.mode"), 7);
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "solver.name"), "jacobi");
-  CU_ASSERT_EQUAL(coop_config_real(cfg, "solver.rtol"), 1e-10);
-  CU_ASSERT_EQUAL(coop_config_real(cfg, "solver.atol"), 0.001);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "solver.max_iter"), INT64_C(1000000000000));
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "solver.check_every"), 50);
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "solver.precision"), "fp32");
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.backend"), "host");
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.sync"), "launch");
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "run.device"), 3);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "tune.blocks"), 120);
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.file"), "out dir/result #1.h5");
-  CU_ASSERT_EQUAL(coop_config_bool(cfg, "output.xdmf"), 0);
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.monitor_every"), "0");
-  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "grid.dim"), "in.txt:4");
-  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "tune.blocks"), "in.txt:28");
-  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "output.file"), "in.txt:30");
+  assert_keys(cfg, want, sizeof want / sizeof *want);
   coop_config_destroy(cfg);
 }
 
@@ -138,32 +176,32 @@ static void test_bool_spellings(void) {
 }
 
 static void test_defaults_and_origins(void) {
+  static const key_want want[] = {
+      {"grid.dim", "2", NULL},
+      {"grid.nx", "64", "default"},
+      {"grid.nz", "64", NULL},
+      {"grid.lx", "1.0", NULL},
+      {"grid.ghost", "1", NULL},
+      {"problem.type", "sine", NULL},
+      {"problem.mode", "1", NULL},
+      {"solver.atol", "0.0", NULL},
+      {"solver.max_iter", "10000", NULL},
+      {"solver.check_every", "100", NULL},
+      {"solver.precision", "fp64", NULL},
+      {"run.backend", "auto", NULL},
+      {"run.sync", "auto", NULL},
+      {"run.device", "-1", NULL},
+      {"tune.blocks", "0", NULL},
+      {"batch.sync", "auto", NULL},
+      {"tune.csr_schedule", "auto", NULL},
+      {"output.file", "coopsolve.h5", "default"},
+      {"output.xdmf", "true", NULL},
+      {"output.monitor_every", "auto", NULL},
+      {"solver.rtol", "1e-8", "in.txt:4"},
+  };
   coop_config *cfg = parsed(minimal_input);
   CU_ASSERT_EQUAL(coop_config_validate(cfg), 0);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.dim"), 2);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.nx"), 64);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.nz"), 64);
-  CU_ASSERT_EQUAL(coop_config_real(cfg, "grid.lx"), 1.0);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "grid.ghost"), 1);
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "problem.type"), "sine");
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "problem.mode"), 1);
-  CU_ASSERT_EQUAL(coop_config_real(cfg, "solver.atol"), 0.0);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "solver.max_iter"), 10000);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "solver.check_every"), 100);
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "solver.precision"), "fp64");
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.backend"), "auto");
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "run.sync"), "auto");
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "run.device"), -1);
-  CU_ASSERT_EQUAL(coop_config_int(cfg, "tune.blocks"), 0);
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "batch.sync"), "auto");
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "tune.csr_schedule"), "auto");
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.file"), "coopsolve.h5");
-  CU_ASSERT_EQUAL(coop_config_bool(cfg, "output.xdmf"), 1);
-  CU_ASSERT_STRING_EQUAL(coop_config_str(cfg, "output.monitor_every"), "auto");
-  CU_ASSERT_EQUAL(coop_config_real(cfg, "solver.rtol"), 1e-8);
-  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "solver.rtol"), "in.txt:4");
-  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "grid.nx"), "default");
-  CU_ASSERT_STRING_EQUAL(coop_config_origin(cfg, "output.file"), "default");
+  assert_keys(cfg, want, sizeof want / sizeof *want);
   coop_config_destroy(cfg);
 }
 
@@ -180,13 +218,6 @@ static void test_key_table(void) {
   }
   /* the key table and the solver registry list the same methods */
   CU_ASSERT_STRING_EQUAL(COOP_SOLVER_CHOICES, coop_solver_names());
-}
-
-/* index of section.key in the table, or -1 */
-static long key_index(const coop_key_info *k, size_t n, const char *sec, const char *key) {
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(k[i].section, sec) == 0 && strcmp(k[i].key, key) == 0) return (long)i;
-  return -1;
 }
 
 /* 1 when every '|'-separated word of words is one of choices */
