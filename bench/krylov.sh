@@ -139,26 +139,18 @@ problems=(
 for p in "${problems[@]}"; do
   kind=${p%% *}
   arg=${p#* }
-  if [ "$kind" = poisson2d ]; then
-    name="poisson2d-$arg"
-    label="poisson2d:$arg"
-    read -r grid_us grid_bar < <(ours "$name" grid poisson2d "$arg" false)
-    read -r sr_us sr_bar < <(ours "$name" grid poisson2d "$arg" true)
-    read -r launch_us _ < <(ours "$name" launch poisson2d "$arg" false)
-    read -r lsr_us _ < <(ours "$name" launch poisson2d "$arg" true)
-    read -r pc_us n nnz < <(vendor "$name" percall --poisson2d "$arg")
-    read -r gr_us n2 nnz2 < <(vendor "$name" graph --poisson2d "$arg")
+  if [ "$kind" = poisson2d ]; then # ours' problem kind and the vendor's option for it
+    name="poisson2d-$arg" label="poisson2d:$arg" ptype=poisson2d vopt=--poisson2d
   else
     base=$(basename "$arg" .mtx)
-    name="mtx-$base"
-    label="$base"
-    read -r grid_us grid_bar < <(ours "$name" grid matrix "$arg" false)
-    read -r sr_us sr_bar < <(ours "$name" grid matrix "$arg" true)
-    read -r launch_us _ < <(ours "$name" launch matrix "$arg" false)
-    read -r lsr_us _ < <(ours "$name" launch matrix "$arg" true)
-    read -r pc_us n nnz < <(vendor "$name" percall --mtx "$arg")
-    read -r gr_us n2 nnz2 < <(vendor "$name" graph --mtx "$arg")
+    name="mtx-$base" label="$base" ptype=matrix vopt=--mtx
   fi
+  read -r grid_us grid_bar < <(ours "$name" grid $ptype "$arg" false)
+  read -r sr_us sr_bar < <(ours "$name" grid $ptype "$arg" true)
+  read -r launch_us _ < <(ours "$name" launch $ptype "$arg" false)
+  read -r lsr_us _ < <(ours "$name" launch $ptype "$arg" true)
+  read -r pc_us n nnz < <(vendor "$name" percall $vopt "$arg")
+  read -r gr_us n2 nnz2 < <(vendor "$name" graph $vopt "$arg")
   [ "$n" != "-" ] || n=$n2
   [ "$nnz" != "-" ] || nnz=$nnz2
   if [ "$kind" = poisson2d ]; then # sizes known without the vendor run

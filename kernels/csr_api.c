@@ -7,12 +7,7 @@
 
 #include "coop_build.h"
 #include "core/error.h"
-
-#if !COOP_HAVE_CUDA
-static int no_cuda(void) {
-  return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
-}
-#endif
+#include "kernels/dispatch.h"
 
 /* rowptr nondecreasing from 0, columns in range, rows nonnegative; fills the
  * row-length statistics. */
@@ -65,7 +60,7 @@ static int build(coop_csr *A, const int64_t *rowptr, const int32_t *colind, cons
 #if COOP_HAVE_CUDA
   return coop_csr_plan_cuda(A);
 #else
-  return no_cuda();
+  return coop_no_cuda();
 #endif
 }
 
@@ -110,7 +105,7 @@ int coop_csr_spmv(const coop_csr *A, const double *x, double *y, int add) {
   if (A->schedule != COOP_CSR_SCHED_AUTO) return coop_csr_spmv_tiles_cuda(A, x, y, add, NULL);
   return coop_csr_spmv_cuda(A, x, y, add);
 #else
-  return no_cuda();
+  return coop_no_cuda();
 #endif
 }
 
@@ -142,7 +137,7 @@ int coop_csr_set_schedule(coop_csr *A, int schedule) {
   A->schedule = schedule;
   return 0;
 #else
-  return no_cuda();
+  return coop_no_cuda();
 #endif
 }
 

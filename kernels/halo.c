@@ -53,14 +53,21 @@ int coop_halo_create(coop_halo *h, coop_backend *be, const coop_grid *s, const c
     if (h->bytes[a] > (size_t)INT_MAX) /* one MPI message carries a face */
       return COOP_ERROR(COOP_ERR_RUNTIME, "a halo face along axis %d is %zu bytes, more than one MPI "
                         "message (2 GiB) carries: use more ranks or a smaller grid.ghost", a, h->bytes[a]);
-    for (int side = 0; side < 2; side++) {
-      if (h->nbr[a][side] == MPI_PROC_NULL) continue;
-      COOP_CHECK(be->alloc(be, &h->dsend[a][side], h->bytes[a]));
-      COOP_CHECK(be->alloc(be, &h->drecv[a][side], h->bytes[a]));
-      if (!h->staged) continue;
-      COOP_CHECK(be->alloc_host(be, &h->hsend[a][side], h->bytes[a]));
-      COOP_CHECK(be->alloc_host(be, &h->hrecv[a][side], h->bytes[a]));
-    }
+    COOP_CHECK(coop_halo_face_buffers(be, h->nbr[a], h->bytes[a], h->staged, h->dsend[a], h->drecv[a],
+                                      h->hsend[a], h->hrecv[a]));
+  }
+  return 0;
+}
+
+int coop_halo_face_buffers(coop_backend *be, const int nbr[2], size_t bytes, int staged, void *send[2],
+                           void *recv[2], void *hsend[2], void *hrecv[2]) {
+  for (int side = 0; side < 2; side++) {
+    if (nbr[side] == MPI_PROC_NULL) continue;
+    COOP_CHECK(be->alloc(be, &send[side], bytes));
+    COOP_CHECK(be->alloc(be, &recv[side], bytes));
+    if (!staged) continue;
+    COOP_CHECK(be->alloc_host(be, &hsend[side], bytes));
+    COOP_CHECK(be->alloc_host(be, &hrecv[side], bytes));
   }
   return 0;
 }

@@ -41,6 +41,11 @@ void coop_halo_regions(const coop_grid *s, int axis, coop_region send[2], coop_r
 int coop_halo_create(coop_halo *h, coop_backend *be, const coop_grid *s, const coop_decomp *d,
                      int cuda_aware);
 void coop_halo_destroy(coop_halo *h); /* accepts a half-built halo */
+/* The buffers of the faces towards the neighbours nbr[side] of one axis that
+ * exist (not MPI_PROC_NULL): send and receive, bytes each, in backend memory
+ * and, where staged, host copies of both; the caller releases them. */
+int coop_halo_face_buffers(coop_backend *be, const int nbr[2], size_t bytes, int staged, void *send[2],
+                           void *recv[2], void *hsend[2], void *hrecv[2]);
 /* The transport of the faces, tune.halo: "mpi" (through MPI, staged through
  * host memory unless MPI is CUDA-aware), "ipc" (GPU to GPU through CUDA IPC:
  * every neighbour must share the node, else an input error), "nccl" (every

@@ -8,6 +8,7 @@
 
 #include "core/comm.h"
 #include "core/error.h"
+#include "kernels/halo.h"
 
 /* Every rank learns the worst status of all (a rank that did not fail gets a
  * message saying another did). Building the CSR plan takes several
@@ -37,14 +38,8 @@ static int stencil_buffers(coop_op *A) {
     if (A->face_bytes[a] > (size_t)INT_MAX)
       return COOP_ERROR(COOP_ERR_RUNTIME, "a face along axis %d is %zu bytes, more than one MPI "
                         "message carries: use more ranks", a, A->face_bytes[a]);
-    for (int side = 0; side < 2; side++) {
-      if (A->nbr[a][side] == MPI_PROC_NULL) continue;
-      COOP_CHECK(be->alloc(be, &A->fsend[a][side], A->face_bytes[a]));
-      COOP_CHECK(be->alloc(be, &A->frecv[a][side], A->face_bytes[a]));
-      if (!A->staged) continue;
-      COOP_CHECK(be->alloc_host(be, &A->hsend[a][side], A->face_bytes[a]));
-      COOP_CHECK(be->alloc_host(be, &A->hrecv[a][side], A->face_bytes[a]));
-    }
+    COOP_CHECK(coop_halo_face_buffers(be, A->nbr[a], A->face_bytes[a], A->staged, A->fsend[a], A->frecv[a],
+                                      A->hsend[a], A->hrecv[a]));
   }
   return 0;
 }

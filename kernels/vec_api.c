@@ -8,6 +8,7 @@
 #include "coop_build.h"
 #include "core/comm.h"
 #include "core/error.h"
+#include "kernels/dispatch.h"
 
 /* be->scratch, in doubles: [0, PARTIALS_END) the per-block partials of one
  * mdot (shared: kernels on the one stream run in order, and mdot's last
@@ -27,12 +28,6 @@ _Static_assert(RESULTS + RESULT_STRIDE * COOP_EVENTS < COOP_SCRATCH_DOUBLES,
  * reductions open across a blocking one use the other slots. */
 #define BLOCKING_SLOT (COOP_EVENTS - 1)
 
-
-#if !COOP_HAVE_CUDA
-static int no_cuda(void) {
-  return COOP_ERROR(COOP_ERR_RUNTIME, "a device backend in a build without CUDA");
-}
-#endif
 
 static size_t vec_bytes(const coop_vec *v) { return (size_t)v->n * coop_prec_size(v->prec); }
 
@@ -136,23 +131,15 @@ int coop_vec_download(const coop_vec *x, double *host) {
 static int axpby(coop_vec *w, double a, const coop_vec *x, double b, const coop_vec *y) {
   const void *xd = x ? x->data : NULL, *yd = y ? y->data : NULL;
   coop_backend *be = w->be;
-  if (!be->device_memory) return coop_vec_axpby_host(w->prec, w->n, a, xd, b, yd, w->data);
-#if COOP_HAVE_CUDA
-  return coop_vec_axpby_cuda(w->prec, w->n, a, xd, b, yd, w->data, be->stream);
-#else
-  return no_cuda();
-#endif
+  return COOP_DISPATCH(be, coop_vec_axpby_host(w->prec, w->n, a, xd, b, yd, w->data),
+                       coop_vec_axpby_cuda(w->prec, w->n, a, xd, b, yd, w->data, be->stream));
 }
 
 int coop_vec_set(coop_vec *x, double a) {
   COOP_CHECK(check1("coop_vec_set", x));
   coop_backend *be = x->be;
-  if (!be->device_memory) return coop_vec_set_host(x->prec, x->n, a, x->data);
-#if COOP_HAVE_CUDA
-  return coop_vec_set_cuda(x->prec, x->n, a, x->data, be->stream);
-#else
-  return no_cuda();
-#endif
+  return COOP_DISPATCH(be, coop_vec_set_host(x->prec, x->n, a, x->data),
+                       coop_vec_set_cuda(x->prec, x->n, a, x->data, be->stream));
 }
 
 /* 1 x is exact, so the copy is bitwise */
@@ -187,12 +174,8 @@ int coop_vec_pointwise_mult(coop_vec *w, const coop_vec *x, const coop_vec *y) {
   COOP_CHECK(check2("coop_vec_pointwise_mult", w, x));
   COOP_CHECK(check2("coop_vec_pointwise_mult", w, y));
   coop_backend *be = w->be;
-  if (!be->device_memory) return coop_vec_mult_host(w->prec, w->n, x->data, y->data, w->data);
-#if COOP_HAVE_CUDA
-  return coop_vec_mult_cuda(w->prec, w->n, x->data, y->data, w->data, be->stream);
-#else
-  return no_cuda();
-#endif
+  return COOP_DISPATCH(be, coop_vec_mult_host(w->prec, w->n, x->data, y->data, w->data),
+                       coop_vec_mult_cuda(w->prec, w->n, x->data, y->data, w->data, be->stream));
 }
 
 static int mdot_check(int slot, int k, const coop_vec *const x[], const coop_vec *const y[]) {
@@ -234,7 +217,7 @@ int coop_vec_mdot_begin(coop_reduction *r, int slot, int k, const coop_vec *cons
   r->open = 1;
   return 0;
 #else
-  return no_cuda();
+  return coop_no_cuda();
 #endif
 }
 
@@ -273,10 +256,6 @@ int coop_vec_gather(coop_backend *be, coop_precision prec, int64_t m, const int3
                     const void *src, void *dst) {
   if (!be) return COOP_ERROR(COOP_ERR_RUNTIME, "coop_vec_gather: NULL backend");
   if (m < 0) return COOP_ERROR(COOP_ERR_RUNTIME, "coop_vec_gather: length %lld", (long long)m);
-  if (!be->device_memory) return coop_vec_gather_host(prec, m, idx, src, dst);
-#if COOP_HAVE_CUDA
-  return coop_vec_gather_cuda(prec, m, idx, src, dst, be->stream);
-#else
-  return no_cuda();
-#endif
+  return COOP_DISPATCH(be, coop_vec_gather_host(prec, m, idx, src, dst),
+                       coop_vec_gather_cuda(prec, m, idx, src, dst, be->stream));
 }

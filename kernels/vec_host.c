@@ -5,29 +5,22 @@
 
 #include "kernels/vec.h"
 
-/* w may alias x or y (scale, axpy, aypx pass the same vector), so no restrict
- * on the axpby loops. */
-static void axpby_f64(int64_t n, double a, const double *x, double b, const double *y, double *w) {
-  if (x && y)
-    for (int64_t i = 0; i < n; i++) w[i] = a * x[i] + b * y[i];
-  else if (x)
-    for (int64_t i = 0; i < n; i++) w[i] = a * x[i];
-  else if (y)
-    for (int64_t i = 0; i < n; i++) w[i] = b * y[i];
-  else
-    for (int64_t i = 0; i < n; i++) w[i] = 0.0;
-}
-
-static void axpby_f32(int64_t n, float a, const float *x, float b, const float *y, float *w) {
-  if (x && y)
-    for (int64_t i = 0; i < n; i++) w[i] = a * x[i] + b * y[i];
-  else if (x)
-    for (int64_t i = 0; i < n; i++) w[i] = a * x[i];
-  else if (y)
-    for (int64_t i = 0; i < n; i++) w[i] = b * y[i];
-  else
-    for (int64_t i = 0; i < n; i++) w[i] = 0.0f;
-}
+/* w = a x + b y over n elements of type T, an absent (NULL) x or y counting as
+ * zero, computed in T. w may alias x or y (scale, axpy, aypx pass the same
+ * vector), so no restrict. */
+#define DEFINE_AXPBY(name, T)                                                  \
+  static void name(int64_t n, T a, const T *x, T b, const T *y, T *w) {        \
+    if (x && y)                                                                \
+      for (int64_t i = 0; i < n; i++) w[i] = a * x[i] + b * y[i];              \
+    else if (x)                                                                \
+      for (int64_t i = 0; i < n; i++) w[i] = a * x[i];                         \
+    else if (y)                                                                \
+      for (int64_t i = 0; i < n; i++) w[i] = b * y[i];                         \
+    else                                                                       \
+      for (int64_t i = 0; i < n; i++) w[i] = (T)0;                             \
+  }
+DEFINE_AXPBY(axpby_f64, double)
+DEFINE_AXPBY(axpby_f32, float)
 
 int coop_vec_axpby_host(coop_precision p, int64_t n, double a, const void *x, double b,
                         const void *y, void *w) {

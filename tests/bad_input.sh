@@ -20,9 +20,7 @@ bsub=
 bad() {
   n=$1 msg=$2 text=$3
   shift 3
-  nc=$((nc + 1))
-  d=$TMP/case$nc
-  mkdir "$d" || fail "cannot make $d"
+  coop_case_dir
   case $text in
     -) ;;
     DIR) mkdir "$d/in.ini" ;;

@@ -297,12 +297,7 @@ grep -q '^coopsolve: rank 1: .*fault injected' "$TMP/f.err" || { cat "$TMP/f.err
 ini long '[batch]|count = 60|sizes = uniform:250:350|shift = uniform:0:1|seed = 3|[solver]|name = cg|rtol = 1e-10|max_iter = 100000'
 (cd "$TMP" && coop_mpirun 2 "$COOPSOLVE" --backend host long.ini --output sig.h5 --set output.monitor_every=0 \
   >"$TMP/sig.out" 2>"$TMP/sig.err") &
-pid=$!
-sleep 2
-pkill -TERM -f "^[^ ]*coopsolve .*--output sig.h5" || fail "SIGTERM: no ranks to signal"
-timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.2; done" || fail "SIGTERM: the run did not stop"
-wait $pid
-rc=$?
+coop_sigterm $! sig.h5
 [ $rc -eq 3 ] || { cat "$TMP/sig.out" "$TMP/sig.err"; fail "SIGTERM: exit status $rc, not 3"; }
 grep -q "^coopsolve: stopped by SIGTERM: [0-9]* of 60 problems solved" "$TMP/sig.out" ||
   { cat "$TMP/sig.out"; fail "SIGTERM: no message"; }

@@ -77,12 +77,7 @@ echo "restarts: same bits"
 long="$INPUTS/poisson2d.ini --set grid.nx=300 --set grid.ny=300 --set solver.name=jacobi --set solver.rtol=0 --set solver.max_iter=100000000 --set solver.check_every=100"
 echo previous >sig.h5
 coop_mpirun 2 "$COOPSOLVE" --backend host $long --set output.monitor_every=0 --output sig.h5 >sig.out 2>sig.err &
-pid=$!
-sleep 2
-pkill -TERM -f "^[^ ]*coopsolve .*--output sig.h5" || fail "no ranks to signal"
-timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.2; done" || fail "SIGTERM: the run did not stop"
-wait $pid
-rc=$?
+coop_sigterm $! sig.h5
 [ $rc = 3 ] || { cat sig.out sig.err; fail "SIGTERM: exit status $rc, not 3"; }
 grep -q "stopped by SIGTERM" sig.out || fail "SIGTERM: no message"
 [ "$(cat sig.h5)" = previous ] || fail "SIGTERM: the previous output was touched"

@@ -24,7 +24,6 @@ coop_mpirun() {
   fi
 }
 
-# A python3 that has h5py and numpy, or skip.
 # Skip (77) unless the build has CUDA and a GPU is visible.
 coop_require_gpu() {
   "$COOPSOLVE" --version | grep -q '^CUDA: yes' || { echo "SKIP: built without CUDA"; exit 77; }
@@ -57,6 +56,7 @@ coop_gpu_case() {
 }
 coop_gpu_done() { echo "case $1: $(($(date +%s) - coop_gpu_t0)) s"; }
 
+# A python3 that has h5py and numpy, or skip.
 coop_python() {
   for py in python3 /usr/bin/python3; do
     if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import h5py, numpy' 2>/dev/null; then
@@ -71,6 +71,46 @@ coop_python() {
 coop_tmpdir() {
   TMP=$(mktemp -d "${TMPDIR:-/tmp}/coopsolve-test.XXXXXX")
   trap 'rm -rf "$TMP"' EXIT
+}
+
+# The GPU suites' set-up: a GPU, python with h5py, $TMP.
+coop_gpu_setup() {
+  coop_require_gpu
+  coop_python
+  coop_tmpdir
+}
+
+# coop_solve INPUT OUT RANKS BACKEND SYNC [OPTION...]: INPUT solved on RANKS
+# ranks with BACKEND in run.sync = SYNC, quiet, into $TMP/OUT.h5 (stdout and
+# stderr in $TMP/OUT.log); a failure, after the log, unless it ends with 0.
+# Sets out, n, be and sync.
+coop_solve() {
+  coop_input=$1 out=$2 n=$3 be=$4 sync=$5
+  shift 5
+  coop_mpirun $n "$COOPSOLVE" --backend $be --set run.sync=$sync "$coop_input" \
+    --set output.monitor_every=0 --output "$TMP/$out.h5" "$@" >"$TMP/$out.log" 2>&1 ||
+    { cat "$TMP/$out.log"; fail "$out"; }
+}
+
+# coop_solver_attr FILE NAME: attribute NAME of /solver in FILE (mode, iterations, reason...), as text.
+coop_solver_attr() { $PY -c 'import h5py,sys; m=h5py.File(sys.argv[1])["solver"].attrs[sys.argv[2]]; print(m.decode() if isinstance(m,bytes) else m)' "$1" "$2"; }
+
+# coop_case_dir: $d, a fresh directory for case number $nc (counted up).
+coop_case_dir() {
+  nc=$((${nc:-0} + 1))
+  d=$TMP/case$nc
+  mkdir "$d" || fail "cannot make $d"
+}
+
+# coop_sigterm PID OUTPUT: 2 s after the background run PID started, SIGTERM
+# to its ranks (the coopsolve processes writing OUTPUT) and a wait of 60 s at
+# most for it to end; rc: its exit status.
+coop_sigterm() {
+  sleep 2
+  pkill -TERM -f "^[^ ]*coopsolve .*--output $2" || fail "SIGTERM: no ranks to signal"
+  timeout 60 sh -c "while kill -0 $1 2>/dev/null; do sleep 0.2; done" || fail "SIGTERM: the run did not stop"
+  wait $1
+  rc=$?
 }
 
 # coop_expect_input_error DIR RANKS PREFIX SUBSTRING ARG...: run coopsolve

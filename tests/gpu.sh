@@ -4,19 +4,9 @@
 # fields agree to 1e-12 relative in fp64 (1e-5 in fp32), and every cuda run
 # of a case gives the same bits. Skips where no GPU is.
 . "$COOP_SRCDIR/tests/common.sh"
-coop_require_gpu
-coop_python
-coop_tmpdir
+coop_gpu_setup
 
-solve() { # out, ranks, backend, sync, options...
-  out=$1 n=$2 be=$3 sync=$4
-  shift 4
-  coop_mpirun $n "$COOPSOLVE" --backend $be --set run.sync=$sync "$INPUTS/quickstart.ini" \
-    --set output.monitor_every=0 --output "$TMP/$out.h5" "$@" >"$TMP/$out.log" 2>&1 ||
-    { cat "$TMP/$out.log"; fail "$out"; }
-}
-
-mode_of() { $PY -c 'import h5py,sys; m=h5py.File(sys.argv[1])["solver"].attrs["mode"]; print(m.decode() if isinstance(m,bytes) else m)' "$1"; }
+solve() { coop_solve "$INPUTS/quickstart.ini" "$@"; } # out, ranks, backend, sync, options...
 
 # GPUs of this machine: with two, 2 ranks in grid mode with IPC halos run the
 # whole solve in one kernel each (tune.fused_halo); sharing one GPU, they cannot
@@ -104,7 +94,7 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
           { cat "$TMP/$r.log"; fail "$r: no two sweeps a pass between exchanges"; }
         [ -z "${PAIR:-}" ] || [ "$n-$sync" != 1-grid ] || grep -q "two sweeps a pass" "$TMP/$r.log" ||
           { cat "$TMP/$r.log"; fail "$r: the two-sweep kernel did not run"; }
-        [ "$(mode_of "$TMP/$r.h5")" = $sync ] || fail "$name: mode is not $sync"
+        [ "$(coop_solver_attr "$TMP/$r.h5" mode)" = $sync ] || fail "$name: mode is not $sync"
         $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$r.h5" --rtol "${TOL:-1e-12}" ||
           fail "$name: cuda $sync at $n ranks ($halo halos) differs from host"
         # same arithmetic per point in every mode and decomposition: same bits
@@ -346,7 +336,7 @@ auto_is() { # expected mode, ranks, options...
   want=$1 n=$2
   shift 2
   solve auto $n cuda auto --set solver.max_iter=2 "$@"
-  [ "$(mode_of "$TMP/auto.h5")" = "$want" ] || fail "sync = auto at $n ranks with $*: not $want"
+  [ "$(coop_solver_attr "$TMP/auto.h5" mode)" = "$want" ] || fail "sync = auto at $n ranks with $*: not $want"
 }
 auto_is grid 1 --set grid.nx=256 --set grid.ny=256
 auto_is grid 1 --set grid.nx=1100 --set grid.ny=1000
@@ -395,7 +385,7 @@ for m in cg cgsr pipecg bicgstab; do
   esac
   ck ck-grid-$m 1 grid 40 20 $lap $opts
   for run in full cut rest; do
-    [ "$(mode_of "$TMP/ck-grid-$m-$run.h5")" = grid ] || fail "ck-grid-$m: the $run run is not grid mode"
+    [ "$(coop_solver_attr "$TMP/ck-grid-$m-$run.h5" mode)" = grid ] || fail "ck-grid-$m: the $run run is not grid mode"
   done
 done
 # ... and only grid mode goes on from a grid-mode checkpoint (and vice versa)

@@ -4,19 +4,13 @@
 # 1e-12 relative in fp64 (1e-5 in fp32), and the run says it ran in the mode
 # asked for. Skips where no GPU is.
 . "$COOP_SRCDIR/tests/common.sh"
-coop_require_gpu
-coop_python
-coop_tmpdir
+coop_gpu_setup
 
 solve() { # out, ranks, backend, sync, options...
   out=$1 n=$2 be=$3 sync=$4
   shift 4
-  coop_mpirun $n "$COOPSOLVE" --backend $be --set run.sync=$sync "$INPUTS/quickstart.ini" \
-    --set solver.name=heat --set output.monitor_every=0 --output "$TMP/$out.h5" "$@" \
-    >"$TMP/$out.log" 2>&1 || { cat "$TMP/$out.log"; fail "$out"; }
+  coop_solve "$INPUTS/quickstart.ini" "$out" $n $be $sync --set solver.name=heat "$@"
 }
-
-mode_of() { $PY -c 'import h5py,sys; m=h5py.File(sys.argv[1])["solver"].attrs["mode"]; print(m.decode() if isinstance(m,bytes) else m)' "$1"; }
 
 # /series/u of two files: the same steps and times, snapshots within rtol (normwise)
 series_close() { # ref, other, rtol
@@ -41,7 +35,7 @@ compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
   for n in 1 2; do
     for sync in launch graph grid; do
       solve "$name-$sync-$n" $n cuda $sync "$@"
-      [ "$(mode_of "$TMP/$name-$sync-$n.h5")" = $sync ] || fail "$name: mode is not $sync at $n ranks"
+      [ "$(coop_solver_attr "$TMP/$name-$sync-$n.h5" mode)" = $sync ] || fail "$name: mode is not $sync at $n ranks"
       $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$name-$sync-$n.h5" --rtol "${TOL:-1e-12}" ||
         fail "$name: cuda $sync at $n ranks differs from host"
       series_close "$TMP/$name-host.h5" "$TMP/$name-$sync-$n.h5" "${TOL:-1e-12}" ||

@@ -15,18 +15,10 @@
 # singular values (numpy). A run that ends unconverged (a breakdown) has no
 # such bound: its vector must match the host's to TOL (default 1e-10, max-norm).
 . "$COOP_SRCDIR/tests/common.sh"
-coop_require_gpu
-coop_python
-coop_tmpdir
+coop_gpu_setup
 DATA=$COOP_SRCDIR/tests/data
 
-solve() { # out, ranks, backend, sync, options...
-  out=$1 n=$2 be=$3 sync=$4
-  shift 4
-  coop_mpirun $n "$COOPSOLVE" --backend $be --set run.sync=$sync "$INPUTS/matrix.ini" \
-    --set output.monitor_every=0 --output "$TMP/$out.h5" "$@" >"$TMP/$out.log" 2>&1 ||
-    { cat "$TMP/$out.log"; fail "$out"; }
-}
+solve() { coop_solve "$INPUTS/matrix.ini" "$@"; } # out, ranks, backend, sync, options...
 
 # agree.py HOST GPU RTOL [MATRIX]: the bound above, printed beside the difference
 cat >"$TMP/agree.py" <<'EOF'
@@ -58,13 +50,11 @@ for name in fa["fields"]:
     print(f"/fields/{name}: ||diff|| / ||host|| = {d:.2e}, bound 2 kappa rtol = {bound:.2e} (kappa {kappa:.3g})")
     if not ok: sys.exit(1)
 EOF
-attr() { $PY -c 'import h5py,sys; m=h5py.File(sys.argv[1])["solver"].attrs[sys.argv[2]]; print(m.decode() if isinstance(m,bytes) else m)' "$1" "$2"; }
-
 # agree HOST GPU OPTIONS...: the solutions within the bound (converged) or TOL
 agree() {
   ref=$TMP/$1.h5 got=$TMP/$2.h5
   shift 2
-  case $(attr "$ref" reason) in
+  case $(coop_solver_attr "$ref" reason) in
     converged_*) ;;
     *) $PY "$H5CHECK" close "$ref" "$got" --rtol "${TOL:-1e-10}"; return ;;
   esac
@@ -79,26 +69,42 @@ agree() {
   $PY "$TMP/agree.py" "$ref" "$got" "$rtol" $mtx
 }
 
-compare() { # name, options...
+# host_case NAME OPTIONS...: status 1 where the case does not run; else the
+# host's run, $TMP/NAME-host.h5, its iterations in $its, and $runs emptied.
+host_case() {
   name=$1
   shift
-  coop_gpu_case "$name" || return 0
+  coop_gpu_case "$name" || return 1
   solve "$name-host" 1 host auto "$@"
-  its=$(attr "$TMP/$name-host.h5" iterations)
+  its=$(coop_solver_attr "$TMP/$name-host.h5" iterations)
   runs=
+}
+
+# like_host NAME RUN MODE OPTIONS...: $TMP/NAME-RUN.h5 ran in MODE and ended
+# for the host's reason, within ITS of its iterations, with its solution
+# (agree); adds RUN=iterations to $runs.
+like_host() {
+  name=$1 run=$2 want=$3
+  shift 3
+  [ "$(coop_solver_attr "$TMP/$name-$run.h5" mode)" = $want ] || fail "$name $run: mode $(coop_solver_attr "$TMP/$name-$run.h5" mode), not $want"
+  got=$(coop_solver_attr "$TMP/$name-$run.h5" iterations)
+  [ $((got > its ? got - its : its - got)) -le "${ITS:-0}" ] ||
+    fail "$name $run: $got iterations, host $its (allowed difference ${ITS:-0})"
+  runs="$runs $run=$got" # before agree, which sets got to a file name
+  [ "$(coop_solver_attr "$TMP/$name-$run.h5" reason)" = "$(coop_solver_attr "$TMP/$name-host.h5" reason)" ] || fail "$name $run: reason differs"
+  agree "$name-host" "$name-$run" "$@" || fail "$name: cuda $run differs from host"
+}
+
+compare() { # name, options...
+  host_case "$@" || return 0
+  shift
   for run in launch-1 grid-1 launch-2 grid-1b; do
     sync=${run%-*} n=${run#*-}
     n=${n%b}
     solve "$name-$run" $n cuda $sync "$@"
     want=$sync
     [ $n = 2 ] && want=launch # several ranks: one kernel per operation
-    [ "$(attr "$TMP/$name-$run.h5" mode)" = $want ] || fail "$name $run: mode $(attr "$TMP/$name-$run.h5" mode), not $want"
-    got=$(attr "$TMP/$name-$run.h5" iterations)
-    [ $((got > its ? got - its : its - got)) -le "${ITS:-0}" ] ||
-      fail "$name $run: $got iterations, host $its (allowed difference ${ITS:-0})"
-    runs="$runs $run=$got"
-    [ "$(attr "$TMP/$name-$run.h5" reason)" = "$(attr "$TMP/$name-host.h5" reason)" ] || fail "$name $run: reason differs"
-    agree "$name-host" "$name-$run" "$@" || fail "$name: cuda $run differs from host"
+    like_host "$name" $run $want "$@"
   done
   # fixed-order reductions: a rerun repeats every bit
   $PY "$H5CHECK" same "$TMP/$name-grid-1.h5" "$TMP/$name-grid-1b.h5" || fail "$name: grid rerun differs"
@@ -158,25 +164,15 @@ fi
 # leaving no output; at 10.0 and above static's bits. The products themselves,
 # on rows of 3 among rows of 10^4, are checked by tests/test_csr's cuda suite.
 sched() { # name, options...
-  name=$1
+  host_case "$@" || return 0
   shift
-  coop_gpu_case "$name" || return 0
-  solve "$name-host" 1 host auto "$@"
-  its=$(attr "$TMP/$name-host.h5" iterations)
-  runs=
   for run in static-1 atomic-1 static-2 atomic-2; do
     sc=${run%-*} n=${run#*-}
     solve "$name-$run" $n cuda auto --set tune.csr_schedule=$sc "$@"
-    [ "$(attr "$TMP/$name-$run.h5" mode)" = launch ] || fail "$name $run: mode $(attr "$TMP/$name-$run.h5" mode), not launch"
-    got=$(attr "$TMP/$name-$run.h5" iterations)
-    [ $((got > its ? got - its : its - got)) -le "${ITS:-0}" ] ||
-      fail "$name $run: $got iterations, host $its (allowed difference ${ITS:-0})"
-    [ "$(attr "$TMP/$name-$run.h5" reason)" = "$(attr "$TMP/$name-host.h5" reason)" ] || fail "$name $run: reason differs"
-    agree "$name-host" "$name-$run" "$@" || fail "$name: cuda $run differs from host"
-    runs="$runs $run=$got"
+    like_host "$name" $run launch "$@"
   done
   for n in 1 2; do
-    [ "$(attr "$TMP/$name-static-$n.h5" iterations)" = "$(attr "$TMP/$name-atomic-$n.h5" iterations)" ] ||
+    [ "$(coop_solver_attr "$TMP/$name-static-$n.h5" iterations)" = "$(coop_solver_attr "$TMP/$name-atomic-$n.h5" iterations)" ] ||
       fail "$name: static and atomic iterations differ at $n ranks"
     $PY "$H5CHECK" same "$TMP/$name-static-$n.h5" "$TMP/$name-atomic-$n.h5" ||
       fail "$name: static and atomic solutions differ at $n ranks"
@@ -191,7 +187,7 @@ sched() { # name, options...
     runs="$runs clc=refused(cc<10)"
   elif [ $rc -eq 0 ]; then
     $PY "$H5CHECK" same "$TMP/$name-static-1.h5" "$TMP/$name-clc.h5" || fail "$name: clc and static solutions differ"
-    runs="$runs clc=$(attr "$TMP/$name-clc.h5" iterations)"
+    runs="$runs clc=$(coop_solver_attr "$TMP/$name-clc.h5" iterations)"
   else
     cat "$TMP/$name-clc.log"
     fail "$name: tune.csr_schedule = clc: exit status $rc (0 or 2 expected)"

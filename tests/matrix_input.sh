@@ -13,9 +13,7 @@ nc=0
 bad() {
   n=$1 prefix=$2 sub=$3
   shift 3
-  nc=$((nc + 1))
-  d=$TMP/case$nc
-  mkdir "$d" || fail "cannot make $d"
+  coop_case_dir
   printf '[problem]\ntype = matrix\n[solver]\nname = cg\nmax_iter = 5\n[output]\nfile = out.h5\n' >"$d/in.ini"
   what="case $nc ($n ranks, $*)"
   coop_expect_input_error "$d" "$n" "$prefix" "$sub" in.ini "$@"

@@ -731,27 +731,23 @@ static void test_list_spec(void) {
   rmdir(dir);
 }
 
-int main(int argc, char **argv) {
-  static const coop_unit_test tests[] = {
-      {"generator: determinism", test_determinism},
-      {"generator: ranges", test_ranges},
-      {"generator: bad values", test_bad_generators},
-      {"generator: the same problems at any rank count", test_rank_independence},
-      {"generator: the 7-point stencil", test_stencil},
-      {"dealing", test_dealing},
-      {"heat: time steps and step counts", test_heat_steps},
-      {"heat: bad time steps and step counts", test_heat_bad},
-      {"heat: the built batch", test_heat_build},
-      {"host: 1 x 1", test_one_by_one},
-      {"host: Jacobi by hand", test_jacobi_by_hand},
-      {"host: CG on SPD systems", test_cg_spd},
-      {"host: heat by hand", test_heat_by_hand},
-      {"host: CG breakdowns, zero diagonal", test_cg_breakdowns},
-      {"dispatch", test_dispatch},
-      {"GPU order: estimated work, ragged", test_work},
-      {"GPU order: levels of split rows", test_levels},
-      {"matrix list: one line", test_list_line},
-      {"matrix list: the spec from a list file", test_list_spec},
-  };
-  return coop_unit_mpi_main(argc, argv, "batch", tests, sizeof tests / sizeof *tests);
-}
+COOP_UNIT_MPI_MAIN("batch",
+                   {"generator: determinism", test_determinism},
+                   {"generator: ranges", test_ranges},
+                   {"generator: bad values", test_bad_generators},
+                   {"generator: the same problems at any rank count", test_rank_independence},
+                   {"generator: the 7-point stencil", test_stencil},
+                   {"dealing", test_dealing},
+                   {"heat: time steps and step counts", test_heat_steps},
+                   {"heat: bad time steps and step counts", test_heat_bad},
+                   {"heat: the built batch", test_heat_build},
+                   {"host: 1 x 1", test_one_by_one},
+                   {"host: Jacobi by hand", test_jacobi_by_hand},
+                   {"host: CG on SPD systems", test_cg_spd},
+                   {"host: heat by hand", test_heat_by_hand},
+                   {"host: CG breakdowns, zero diagonal", test_cg_breakdowns},
+                   {"dispatch", test_dispatch},
+                   {"GPU order: estimated work, ragged", test_work},
+                   {"GPU order: levels of split rows", test_levels},
+                   {"matrix list: one line", test_list_line},
+                   {"matrix list: the spec from a list file", test_list_spec})

@@ -417,7 +417,7 @@ static void test_host_schedule(void) {
   mat_free(&m);
 }
 
-int main(int argc, char **argv) {
+static int run_suites(void) {
   static const coop_unit_test tests[] = {
       {"banded matrix", test_regular},
       {"rectangular, empty rows", test_rectangular},
@@ -434,10 +434,9 @@ int main(int argc, char **argv) {
       {"static shares, atomic takes", test_tile_static},
       {"schedule names", test_schedule_names},
   };
-  MPI_Init(&argc, &argv);
   int rc = coop_backend_host_create(&be);
-  if (!rc) rc = coop_unit_run("csr", tests, sizeof tests / sizeof *tests);
-  if (!rc) rc = coop_unit_run("csr tiles", tile_tests, sizeof tile_tests / sizeof *tile_tests);
+  if (!rc) rc = COOP_UNIT_RUN("csr", tests);
+  if (!rc) rc = COOP_UNIT_RUN("csr tiles", tile_tests);
 #if COOP_HAVE_CUDA
   /* the device suite runs where a GPU is (tests/gpu_krylov.sh solves with it too) */
   static const coop_unit_test gpu_tests[] = {
@@ -445,12 +444,12 @@ int main(int argc, char **argv) {
       {"schedules: compressed rows", test_gpu_compressed},
   };
   if (!rc && coop_cuda_device_count() > 0 && !(rc = coop_backend_create("cuda", 0, &gpu))) {
-    rc = coop_unit_run("csr cuda", gpu_tests, sizeof gpu_tests / sizeof *gpu_tests);
+    rc = COOP_UNIT_RUN("csr cuda", gpu_tests);
     coop_backend_destroy(gpu);
   }
 #endif
   if (be) be->destroy(be);
-  MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
   return rc;
 }
+
+int main(int argc, char **argv) { return coop_unit_mpi_main(argc, argv, run_suites); }

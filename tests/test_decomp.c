@@ -109,13 +109,9 @@ static void test_too_small(void) {
   coop_decomp_destroy(&d);
 }
 
-int main(int argc, char **argv) {
-  static const coop_unit_test tests[] = {
-      {"split", test_split},
-      {"ranks per axis", test_dims},
-      {"2D boxes tile the grid", test_tiling_2d},
-      {"3D boxes tile the grid", test_tiling_3d},
-      {"too small a grid is an input error", test_too_small},
-  };
-  return coop_unit_mpi_main(argc, argv, "decomp", tests, sizeof tests / sizeof *tests);
-}
+COOP_UNIT_MPI_MAIN("decomp",
+                   {"split", test_split},
+                   {"ranks per axis", test_dims},
+                   {"2D boxes tile the grid", test_tiling_2d},
+                   {"3D boxes tile the grid", test_tiling_3d},
+                   {"too small a grid is an input error", test_too_small})

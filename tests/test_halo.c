@@ -137,14 +137,10 @@ static void test_2d_g2(void) { exchange_case(2, 2, COOP_FP64); }
 static void test_3d_g1(void) { exchange_case(3, 1, COOP_FP64); }
 static void test_3d_g2_fp32(void) { exchange_case(3, 2, COOP_FP32); }
 
-int main(int argc, char **argv) {
-  static const coop_unit_test tests[] = {
-      {"regions", test_regions},
-      {"split into strips and interior", test_split},
-      {"2D ghost 1", test_2d_g1},
-      {"2D ghost 2 (corners)", test_2d_g2},
-      {"3D ghost 1", test_3d_g1},
-      {"3D ghost 2 fp32", test_3d_g2_fp32},
-  };
-  return coop_unit_mpi_main(argc, argv, "halo", tests, sizeof tests / sizeof *tests);
-}
+COOP_UNIT_MPI_MAIN("halo",
+                   {"regions", test_regions},
+                   {"split into strips and interior", test_split},
+                   {"2D ghost 1", test_2d_g1},
+                   {"2D ghost 2 (corners)", test_2d_g2},
+                   {"3D ghost 1", test_3d_g1},
+                   {"3D ghost 2 fp32", test_3d_g2_fp32})

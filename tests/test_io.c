@@ -186,6 +186,24 @@ static void dims_2(int out[2]) {
   MPI_Dims_create(ctx.size, 2, out);
 }
 
+/* fixture_init with the ranks spread as MPI_Dims_create splits them in 2D,
+ * over the slowest and fastest axes in 3D. */
+static void fixture_spread(fixture *fx, int ndim, const int64_t *shape) {
+  int d2[2];
+  dims_2(d2);
+  const int procs[3] = {d2[0], ndim == 3 ? 1 : d2[1], d2[1]};
+  fixture_init(fx, ndim, shape, procs);
+}
+
+/* Rank 0: neither path nor xmf exists, and no temporary of either is left. */
+static void check_nothing_left(const char *path, const char *xmf) {
+  if (ctx.rank != 0) return;
+  CU_ASSERT(!exists(path));
+  CU_ASSERT(!temp_left(path));
+  CU_ASSERT(!exists(xmf));
+  CU_ASSERT(!temp_left(xmf));
+}
+
 /* ---- readers used by the checks ------------------------------------------ */
 
 /* A scalar variable-length UTF-8 string attribute (what h5py reads as str),
@@ -481,9 +499,7 @@ static void test_write_2d(void) {
   fixture fx;
   char path[PATH_LEN], xmf[PATH_LEN];
   const int64_t shape[2] = {7, 5};
-  int procs[2];
-  dims_2(procs);
-  fixture_init(&fx, 2, shape, procs);
+  fixture_spread(&fx, 2, shape);
   paths_in_dir("run2d", path, xmf);
   CU_ASSERT_EQUAL(coop_io_write(path, &fx.r, 1), 0);
   check_output(&fx, path, xmf);
@@ -511,13 +527,8 @@ static void test_write_3d(void) {
   fixture fx;
   char path[PATH_LEN], xmf[PATH_LEN];
   const int64_t shape[3] = {5, 6, 7};
-  int d2[2], procs[3];
   const size_t big = 100000; /* over 64 KiB: needs dense attribute storage */
-  dims_2(d2);
-  procs[0] = d2[0];
-  procs[1] = 1;
-  procs[2] = d2[1];
-  fixture_init(&fx, 3, shape, procs);
+  fixture_spread(&fx, 3, shape);
   fixture_history(&fx);
   fx.text = malloc(big + 1);
   for (size_t i = 0; i < big; i++) fx.text[i] = (char)('a' + i % 26);
@@ -552,9 +563,7 @@ static void test_overwrite(void) {
   fixture fx;
   char path[PATH_LEN], tmp[512];
   const int64_t shape[2] = {3, 4};
-  int procs[2];
-  dims_2(procs);
-  fixture_init(&fx, 2, shape, procs);
+  fixture_spread(&fx, 2, shape);
   path_in_dir(path, sizeof path, "again.h5");
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   if (ctx.rank == 0) {
@@ -594,12 +603,7 @@ static void expect_failure(fixture *fx, const char *path, const char *xmf, int b
     CU_ASSERT(strstr(msg, "another rank failed while writing") != NULL);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  if (ctx.rank == 0) {
-    CU_ASSERT(!exists(path));
-    CU_ASSERT(!temp_left(path));
-    CU_ASSERT(!exists(xmf));
-    CU_ASSERT(!temp_left(xmf));
-  }
+  check_nothing_left(path, xmf);
   coop_error_clear();
 }
 
@@ -607,9 +611,7 @@ static void test_fail_no_directory(void) {
   fixture fx;
   char path[PATH_LEN], xmf[PATH_LEN];
   const int64_t shape[2] = {7, 5};
-  int procs[2];
-  dims_2(procs);
-  fixture_init(&fx, 2, shape, procs);
+  fixture_spread(&fx, 2, shape);
   paths_in_dir("missing/out", path, xmf);
   /* Rank 0 cannot make the temporary names there (io/files.h). */
   expect_failure(&fx, path, xmf, 0, "cannot create a temporary file");
@@ -675,12 +677,7 @@ static void test_fail_late(void) {
   CU_ASSERT_NOT_EQUAL(st, 0);
   CU_ASSERT(strstr(coop_error_message(), ctx.rank == 0 ? "fault injected" : "another rank failed") != NULL);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (ctx.rank == 0) {
-    CU_ASSERT(!exists(path));
-    CU_ASSERT(!temp_left(path));
-    CU_ASSERT(!exists(xmf));
-    CU_ASSERT(!temp_left(xmf));
-  }
+  check_nothing_left(path, xmf);
   coop_error_clear();
   fixture_done(&fx);
 }
@@ -691,9 +688,7 @@ static void test_fail_rename(void) {
   fixture fx;
   char path[PATH_LEN], xmf[PATH_LEN];
   const int64_t shape[2] = {7, 5};
-  int procs[2];
-  dims_2(procs);
-  fixture_init(&fx, 2, shape, procs);
+  fixture_spread(&fx, 2, shape);
   paths_in_dir("taken", path, xmf);
   if (ctx.rank == 0) CU_ASSERT_EQUAL(mkdir(path, 0700), 0);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -769,13 +764,8 @@ static void test_series(void) {
   fixture fx;
   char path[PATH_LEN], xmf[PATH_LEN];
   const int64_t shape[3] = {5, 6, 7};
-  int d2[2], procs[3];
   coop_io_series *s = NULL;
-  dims_2(d2);
-  procs[0] = d2[0];
-  procs[1] = 1;
-  procs[2] = d2[1];
-  fixture_init(&fx, 3, shape, procs);
+  fixture_spread(&fx, 3, shape);
   paths_in_dir("series", path, xmf);
   CU_ASSERT_EQUAL(coop_io_series_open(path, &fx.r, 1, NSNAP, 0, "snapshots of u", &s), 0);
   for (int k = 0; s && k < NSNAP; k++) {
@@ -809,9 +799,7 @@ static void test_series_abandoned(void) {
   fixture fx;
   char path[PATH_LEN], xmf[PATH_LEN];
   const int64_t shape[2] = {4, 9};
-  int procs[2];
-  dims_2(procs);
-  fixture_init(&fx, 2, shape, procs);
+  fixture_spread(&fx, 2, shape);
   paths_in_dir("abandoned", path, xmf);
   for (int written = 0; written < 2; written++) {
     coop_io_series *s = NULL;
@@ -820,12 +808,7 @@ static void test_series_abandoned(void) {
     if (written) CU_ASSERT_EQUAL(coop_io_series_write(s, snap, 0, 0.0), 0);
     free(snap);
     coop_io_series_close(s);
-    if (ctx.rank == 0) {
-      CU_ASSERT(!exists(path));
-      CU_ASSERT(!exists(xmf));
-      CU_ASSERT(!temp_left(path));
-      CU_ASSERT(!temp_left(xmf));
-    }
+    check_nothing_left(path, xmf);
     MPI_Barrier(MPI_COMM_WORLD);
   }
   fixture_done(&fx);
@@ -881,7 +864,7 @@ static int run_suite(void) {
       {"parallel_flag", test_parallel_flag}, {"series", test_series},
       {"series_abandoned", test_series_abandoned},
   };
-  return coop_unit_run("io", tests, sizeof tests / sizeof tests[0]);
+  return COOP_UNIT_RUN("io", tests);
 }
 
 int main(int argc, char **argv) {

@@ -486,6 +486,40 @@ static void test_bad_size(void) {
   EXPECT_BAD(coop_mm_read_size(p, &a, &b, &c), p, 2, "announces 1000000 entries");
 }
 
+/* The banners of most files below. */
+#define MM_ARRAY "%%MatrixMarket matrix array real general\n"
+#define MM_COORD "%%MatrixMarket matrix coordinate real general\n"
+
+/* Bad files written by test_bad_written (line numbers under CRLF and odd
+ * layouts, numbers out of range): name, text, the line named, the message. */
+static const struct bad_matrix {
+  const char *name, *text;
+  long long line;
+  const char *want;
+} bad_matrices[] = {
+    {"crlf_bad.mtx",
+     "%%MatrixMarket matrix coordinate real general\r\n% c\r\n\r\n3 3 2\r\n1 1 1.0\r\n\r\n3 3 1.0abc\r\n", 7,
+     "value '1.0abc' is not a number"},
+    {"crlf_few.mtx",
+     "%%MatrixMarket matrix coordinate real general\r\n3 3 3\r\n1 1 1.0\r\n2 2 2.0\r\n% trailing comment\r\n", 6,
+     "2 entries, fewer than the 3 announced on line 2"},
+    {"few_no_eol.mtx", MM_COORD "3 3 2\n1 1 1.0", 4, "1 entries, fewer than the 2 announced on line 2"},
+    {"no_size_eof.mtx", "%%MatrixMarket matrix coordinate real general", 2, "size line missing"},
+    {"overflow.mtx", MM_COORD "3 3 1\n1 1 1e999\n", 3, "value '1e999' is not finite"},
+    {"nan_int.mtx", "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 nan\n",
+     3, "value 'nan' is not an integer"},
+    {"int_big.mtx", MM_COORD "3 3 99999999999999999999\n", 2, "entries '99999999999999999999' on the size line"},
+    {"ann_max.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 3 9223372036854775807\n",
+     2, "announces 9223372036854775807 entries but"},
+    {"size_junk.mtx", MM_COORD "3 3x 1\n1 1 1\n", 2, "columns '3x' on the size line"},
+    {"size_many.mtx", MM_COORD "3 3 1 1\n1 1 1\n", 2, "size line has 4 numbers: expected 3"},
+    {"banner_late.mtx", "\n%%MatrixMarket matrix coordinate real general\n3 3 0\n", 1, "missing banner"},
+    {"banner_vector.mtx", "%%MatrixMarket vector coordinate real general\n3 3 0\n", 1, "bad banner"},
+    {"complex_herm.mtx", "%%MatrixMarket matrix coordinate COMPLEX Hermitian\n3 3 0\n",
+     1, "complex values are not supported"},
+    {"index_junk.mtx", MM_COORD "3 3 1\n1 2a 1\n", 3, "column index '2a' is not an integer: expected 1 to 3"},
+};
+
 /* Classes that cannot live in git, and line numbers under CRLF and odd layouts. */
 static void test_bad_written(void) {
   const char *p;
@@ -496,47 +530,11 @@ static void test_bad_written(void) {
   p = path_in(ctx.dir, "missing.mtx");
   expect_bad_matrix(p, -1, strerror(ENOENT));
   expect_bad_matrix(ctx.dir, -1, "is a directory");
-  p = write_file("crlf_bad.mtx",
-                 "%%MatrixMarket matrix coordinate real general\r\n% c\r\n\r\n3 3 2\r\n"
-                 "1 1 1.0\r\n\r\n3 3 1.0abc\r\n");
-  expect_bad_matrix(p, 7, "value '1.0abc' is not a number");
-  p = write_file("crlf_few.mtx",
-                 "%%MatrixMarket matrix coordinate real general\r\n3 3 3\r\n1 1 1.0\r\n"
-                 "2 2 2.0\r\n% trailing comment\r\n");
-  expect_bad_matrix(p, 6, "2 entries, fewer than the 3 announced on line 2");
-  p = write_file("few_no_eol.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0");
-  expect_bad_matrix(p, 4, "1 entries, fewer than the 2 announced on line 2");
-  p = write_file("no_size_eof.mtx", "%%MatrixMarket matrix coordinate real general");
-  expect_bad_matrix(p, 2, "size line missing");
-  p = write_file("overflow.mtx",
-                 "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1e999\n");
-  expect_bad_matrix(p, 3, "value '1e999' is not finite");
-  p = write_file("nan_int.mtx",
-                 "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 nan\n");
-  expect_bad_matrix(p, 3, "value 'nan' is not an integer");
-  p = write_file("int_big.mtx",
-                 "%%MatrixMarket matrix coordinate real general\n3 3 99999999999999999999\n");
-  expect_bad_matrix(p, 2, "entries '99999999999999999999' on the size line");
-  p = write_file("ann_max.mtx",
-                 "%%MatrixMarket matrix coordinate real symmetric\n3 3 9223372036854775807\n");
-  expect_bad_matrix(p, 2, "announces 9223372036854775807 entries but");
-  p = write_file("size_junk.mtx", "%%MatrixMarket matrix coordinate real general\n3 3x 1\n1 1 1\n");
-  expect_bad_matrix(p, 2, "columns '3x' on the size line");
-  p = write_file("size_many.mtx",
-                 "%%MatrixMarket matrix coordinate real general\n3 3 1 1\n1 1 1\n");
-  expect_bad_matrix(p, 2, "size line has 4 numbers: expected 3");
-  p = write_file("banner_late.mtx", "\n%%MatrixMarket matrix coordinate real general\n3 3 0\n");
-  expect_bad_matrix(p, 1, "missing banner");
-  p = write_file("banner_vector.mtx", "%%MatrixMarket vector coordinate real general\n3 3 0\n");
-  expect_bad_matrix(p, 1, "bad banner");
-  p = write_file("complex_herm.mtx", "%%MatrixMarket matrix coordinate COMPLEX Hermitian\n3 3 0\n");
-  expect_bad_matrix(p, 1, "complex values are not supported");
   static const char nul[] = "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\0x\n";
   p = write_bytes("nul.mtx", nul, sizeof nul - 1);
   expect_bad_matrix(p, 3, "NUL byte");
-  p = write_file("index_junk.mtx",
-                 "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2a 1\n");
-  expect_bad_matrix(p, 3, "column index '2a' is not an integer: expected 1 to 3");
+  for (const struct bad_matrix *b = bad_matrices; b < bad_matrices + sizeof bad_matrices / sizeof *bad_matrices; b++)
+    expect_bad_matrix(write_file(b->name, b->text), b->line, b->want);
   /* Duplicates summing past DBL_MAX (found by tests/fuzz): the line of the entry that
    * overflowed, also for the mirror of a symmetric entry, and only for its row's reader. */
   p = write_file("sum_sym.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n"
@@ -549,6 +547,27 @@ static void test_bad_written(void) {
 }
 
 /* ---- vectors ------------------------------------------------------------------------ */
+
+/* Bad vector files: name, text, the length and range read, the line named, the message. */
+static const struct bad_vector {
+  const char *name, *text;
+  int64_t n, lo, hi;
+  long long line;
+  const char *want;
+} bad_vectors[] = {
+    {"v_wide.mtx", MM_ARRAY "2 2\n1\n2\n3\n4\n", 2, 0, 2, 2, "the vector is 2 x 2: expected 2 x 1"},
+    {"v_num.mtx", MM_ARRAY "3 1\n1\n2.0.0\n3\n", 3, 0, 3, 4, "value '2.0.0' is not a number"},
+    {"v_inf.mtx", MM_ARRAY "3 1\n1\n2\ninf\n", 3, 0, 3, 5, "value 'inf' is not finite"},
+    {"v_cnum.mtx", MM_COORD "3 1 1\n2 1 x\n", 3, 0, 3, 3, "value 'x' is not a number"},
+    {"v_few.mtx", MM_ARRAY "3 1\n1.0\n2.0\n", 3, 0, 3, 5, "2 values, fewer than the 3 announced"},
+    {"v_many.mtx", MM_ARRAY "2 1\n1\n2\n3\n", 2, 0, 2, 5, "more values than the 2 announced"},
+    {"v_fields.mtx", MM_ARRAY "2 1\n1 2\n3\n", 2, 0, 2, 3, "2 fields: expected 1 (value)"},
+    {"v_col.mtx", MM_COORD "3 1 1\n2 2 1.0\n", 3, 0, 3, 3, "column index 2 out of range: expected 1 to 1"},
+    {"v_pat.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 1 1\n2 1\n",
+     3, 0, 3, 1, "a pattern vector has no values"},
+    {"v_sym.mtx", "%%MatrixMarket matrix array real symmetric\n1 1\n1\n", 1, 0, 1, 1, "expected general"},
+    {"v_trunc.mtx", MM_ARRAY "1000 1\n1\n", 1000, 0, 4, 2, "announces 1000 values but"},
+};
 
 static void test_vectors(void) {
   double out[6];
@@ -575,29 +594,10 @@ static void test_vectors(void) {
   EXPECT_BAD(coop_mm_read_vector(arr, 5, 0, 5, out), arr, 3, "the vector is 4 x 1: expected 5 x 1");
   EXPECT_BAD(coop_mm_read_vector(crd, 4, 0, 4, out), crd, 2, "the vector is 5 x 1: expected 4 x 1");
   const char *p;
-  p = write_file("v_wide.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n");
-  EXPECT_BAD(coop_mm_read_vector(p, 2, 0, 2, out), p, 2, "the vector is 2 x 2: expected 2 x 1");
-  p = write_file("v_num.mtx", "%%MatrixMarket matrix array real general\n3 1\n1\n2.0.0\n3\n");
-  EXPECT_BAD(coop_mm_read_vector(p, 3, 0, 3, out), p, 4, "value '2.0.0' is not a number");
-  p = write_file("v_inf.mtx", "%%MatrixMarket matrix array real general\n3 1\n1\n2\ninf\n");
-  EXPECT_BAD(coop_mm_read_vector(p, 3, 0, 3, out), p, 5, "value 'inf' is not finite");
-  p = write_file("v_cnum.mtx", "%%MatrixMarket matrix coordinate real general\n3 1 1\n2 1 x\n");
-  EXPECT_BAD(coop_mm_read_vector(p, 3, 0, 3, out), p, 3, "value 'x' is not a number");
-  p = write_file("v_few.mtx", "%%MatrixMarket matrix array real general\n3 1\n1.0\n2.0\n");
-  EXPECT_BAD(coop_mm_read_vector(p, 3, 0, 3, out), p, 5, "2 values, fewer than the 3 announced");
-  p = write_file("v_many.mtx", "%%MatrixMarket matrix array real general\n2 1\n1\n2\n3\n");
-  EXPECT_BAD(coop_mm_read_vector(p, 2, 0, 2, out), p, 5, "more values than the 2 announced");
-  p = write_file("v_fields.mtx", "%%MatrixMarket matrix array real general\n2 1\n1 2\n3\n");
-  EXPECT_BAD(coop_mm_read_vector(p, 2, 0, 2, out), p, 3, "2 fields: expected 1 (value)");
-  p = write_file("v_col.mtx", "%%MatrixMarket matrix coordinate real general\n3 1 1\n2 2 1.0\n");
-  EXPECT_BAD(coop_mm_read_vector(p, 3, 0, 3, out), p, 3,
-             "column index 2 out of range: expected 1 to 1");
-  p = write_file("v_pat.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 1 1\n2 1\n");
-  EXPECT_BAD(coop_mm_read_vector(p, 3, 0, 3, out), p, 1, "a pattern vector has no values");
-  p = write_file("v_sym.mtx", "%%MatrixMarket matrix array real symmetric\n1 1\n1\n");
-  EXPECT_BAD(coop_mm_read_vector(p, 1, 0, 1, out), p, 1, "expected general");
-  p = write_file("v_trunc.mtx", "%%MatrixMarket matrix array real general\n1000 1\n1\n");
-  EXPECT_BAD(coop_mm_read_vector(p, 1000, 0, 4, out), p, 2, "announces 1000 values but");
+  for (const struct bad_vector *b = bad_vectors; b < bad_vectors + sizeof bad_vectors / sizeof *bad_vectors; b++) {
+    p = write_file(b->name, b->text);
+    EXPECT_BAD(coop_mm_read_vector(p, b->n, b->lo, b->hi, out), p, b->line, b->want);
+  }
   p = write_file("v_sum.mtx", "%%MatrixMarket matrix coordinate real general\n3 1 3\n"
                               "2 1 1e308\n1 1 0\n2 1 1e308\n");
   EXPECT_BAD(coop_mm_read_vector(p, 3, 0, 3, out), p, 5,
@@ -646,7 +646,7 @@ int main(void) {
     perror("test_mm: mkdtemp");
     return 1;
   }
-  const int rc = coop_unit_run("mm", tests, sizeof tests / sizeof *tests);
+  const int rc = COOP_UNIT_RUN("mm", tests);
   remove_dir(ctx.dir);
   return rc;
 }

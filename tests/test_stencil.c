@@ -258,16 +258,12 @@ static void test_fused_fits(void) {
   CU_ASSERT_EQUAL(coop_fused_halo_fits(INT64_MAX, INT64_MAX / 4), 1); /* no overflow in l2 * 12 */
 }
 
-int main(void) {
-  static const coop_unit_test tests[] = {
-      {"shared-memory resident plan", test_smem_plan},
-      {"fused halo: the box against the L2", test_fused_fits},
-      {"sweep matches the formula, region only", test_sweep_formula},
-      {"pack/unpack regions with ghosts", test_pack_unpack},
-      {"jacobi 2D reaches the discrete solution", test_jacobi_2d},
-      {"jacobi 3D reaches the discrete solution", test_jacobi_3d},
-      {"jacobi fp32", test_jacobi_fp32},
-      {"stop test", test_converged},
-  };
-  return coop_unit_run("stencil", tests, sizeof tests / sizeof *tests);
-}
+COOP_UNIT_MAIN("stencil",
+               {"shared-memory resident plan", test_smem_plan},
+               {"fused halo: the box against the L2", test_fused_fits},
+               {"sweep matches the formula, region only", test_sweep_formula},
+               {"pack/unpack regions with ghosts", test_pack_unpack},
+               {"jacobi 2D reaches the discrete solution", test_jacobi_2d},
+               {"jacobi 3D reaches the discrete solution", test_jacobi_3d},
+               {"jacobi fp32", test_jacobi_fp32},
+               {"stop test", test_converged})

@@ -257,14 +257,10 @@ static void test_no_faces(void) {
   CU_ASSERT(same);
 }
 
-int main(int argc, char **argv) {
-  static const coop_unit_test tests[] = {
-      {"2D apply against a dense matrix", test_apply_2d},
-      {"3D apply against a dense matrix", test_apply_3d},
-      {"face layout", test_face_layout},
-      {"2D parts exchanging faces equal the whole box", test_split_2d},
-      {"3D parts exchanging faces equal the whole box", test_split_3d},
-      {"no faces", test_no_faces},
-  };
-  return coop_unit_mpi_main(argc, argv, "stencil_krylov", tests, sizeof tests / sizeof *tests);
-}
+COOP_UNIT_MPI_MAIN("stencil_krylov",
+                   {"2D apply against a dense matrix", test_apply_2d},
+                   {"3D apply against a dense matrix", test_apply_3d},
+                   {"face layout", test_face_layout},
+                   {"2D parts exchanging faces equal the whole box", test_split_2d},
+                   {"3D parts exchanging faces equal the whole box", test_split_3d},
+                   {"no faces", test_no_faces})

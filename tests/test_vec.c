@@ -257,7 +257,7 @@ static void test_errors(void) {
   coop_vec_destroy(shorter);
 }
 
-int main(int argc, char **argv) {
+static int run_suites(void) {
   static const coop_unit_test tests[] = {
       {"create and duplicate", test_create},
       {"upload and download", test_transfer},
@@ -269,13 +269,12 @@ int main(int argc, char **argv) {
       {"gather", test_gather},
       {"mismatches are faults", test_errors},
   };
-  MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int rc = coop_backend_host_create(&be);
-  if (!rc) rc = coop_unit_run("vec", tests, sizeof tests / sizeof *tests);
+  if (!rc) rc = COOP_UNIT_RUN("vec", tests);
   if (be) be->destroy(be);
-  MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
   return rc;
 }
+
+int main(int argc, char **argv) { return coop_unit_mpi_main(argc, argv, run_suites); }

@@ -34,15 +34,35 @@ static inline int coop_unit_run(const char *suite_name, const coop_unit_test *te
   return failures ? 1 : 0;
 }
 
-/* A whole MPI test program: the suite on every rank, exit status 1 when it
- * failed on any rank. */
-static inline int coop_unit_mpi_main(int argc, char **argv, const char *suite_name,
-                                     const coop_unit_test *tests, size_t n) {
+/* The suite `suite_name` of the tests in the array `table`. */
+#define COOP_UNIT_RUN(suite_name, table) coop_unit_run(suite_name, table, sizeof(table) / sizeof *(table))
+
+/* A whole MPI test program: body() runs the program's suites on every rank
+ * between MPI_Init and MPI_Finalize; the exit status is the largest status
+ * body() returned on any rank. */
+static inline int coop_unit_mpi_main(int argc, char **argv, int (*body)(void)) {
   MPI_Init(&argc, &argv);
-  int rc = coop_unit_run(suite_name, tests, n);
+  int rc = body();
   MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();
   return rc;
 }
+
+/* main() of a test program of one suite, the tests listed as the macro's
+ * arguments ({"name", function} each); COOP_UNIT_MPI_MAIN runs it on every
+ * rank of an MPI job. */
+#define COOP_UNIT_MAIN(suite_name, ...)                \
+  static int coop_unit_suite(void) {                   \
+    static const coop_unit_test tests[] = {__VA_ARGS__}; \
+    return COOP_UNIT_RUN(suite_name, tests);           \
+  }                                                    \
+  int main(void) { return coop_unit_suite(); }
+
+#define COOP_UNIT_MPI_MAIN(suite_name, ...)              \
+  static int coop_unit_suite(void) {                     \
+    static const coop_unit_test tests[] = {__VA_ARGS__}; \
+    return COOP_UNIT_RUN(suite_name, tests);             \
+  }                                                      \
+  int main(int argc, char **argv) { return coop_unit_mpi_main(argc, argv, coop_unit_suite); }
 
 #endif

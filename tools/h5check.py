@@ -846,39 +846,45 @@ def field_pairs(args, f1, f2):
         yield path, read(a), read(b)
 
 
+def bad_fields(pairs, check):
+    """How many of field_pairs' pairs could not be compared or fail check(path, x, y)."""
+    return sum(1 for path, x, y in pairs if x is None or not check(path, x, y))
+
+
+def same_field(path, x, y):
+    """Bit for bit; else says where the first difference is."""
+    if x.tobytes() == y.tobytes():
+        return True
+    diff = np.argwhere(x.view(np.uint8).reshape(x.size, -1) != y.view(np.uint8).reshape(y.size, -1))
+    first = np.unravel_index(int(diff[0][0]), x.shape) if x.size else ()
+    with np.errstate(invalid="ignore"):
+        delta = np.abs(x.astype(np.float64) - y)
+    print(f"{path}: differs; {len(np.unique(diff[:, 0]))} elements, first at "
+          f"{tuple(int(i) for i in first)}: {x[first]!r} vs {y[first]!r}; "
+          f"max |diff| {np.max(delta):.6g}", file=sys.stderr)
+    return False
+
+
+def close_field(path, x, y, rtol):
+    """Normwise relative agreement: max|a - b| / max|a| <= rtol, no NaN."""
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    scale = np.max(np.abs(x)) if x.size else 0.0
+    with np.errstate(invalid="ignore"):
+        err = np.max(np.abs(x - y)) / (scale if scale > 0 else 1.0) if x.size else 0.0
+    ok = bool(np.isfinite(x).all() and np.isfinite(y).all() and err <= rtol)
+    print(f"{path}: max |diff| / max |ref| = {err:.3e} ({'ok' if ok else 'over'} {rtol:g})")
+    return ok
+
+
 def cmd_same(args):
-    bad = 0
     with open_h5(args.file1) as f1, open_h5(args.file2) as f2:
-        for path, x, y in field_pairs(args, f1, f2):
-            if x is None:
-                bad += 1
-            elif x.tobytes() != y.tobytes():
-                diff = np.argwhere(x.view(np.uint8).reshape(x.size, -1) != y.view(np.uint8).reshape(y.size, -1))
-                first = np.unravel_index(int(diff[0][0]), x.shape) if x.size else ()
-                with np.errstate(invalid="ignore"):
-                    delta = np.abs(x.astype(np.float64) - y)
-                print(f"{path}: differs; {len(np.unique(diff[:, 0]))} elements, first at "
-                      f"{tuple(int(i) for i in first)}: {x[first]!r} vs {y[first]!r}; "
-                      f"max |diff| {np.max(delta):.6g}", file=sys.stderr)
-                bad += 1
+        bad = bad_fields(field_pairs(args, f1, f2), same_field)
     return 1 if bad else 0
 
 
 def cmd_close(args):
-    """Normwise relative agreement: max|a - b| / max|a| <= rtol, no NaN."""
-    bad = 0
     with open_h5(args.file1) as f1, open_h5(args.file2) as f2:
-        for path, x, y in field_pairs(args, f1, f2):
-            if x is None:
-                bad += 1
-                continue
-            x, y = x.astype(np.float64), y.astype(np.float64)
-            scale = np.max(np.abs(x)) if x.size else 0.0
-            with np.errstate(invalid="ignore"):
-                err = np.max(np.abs(x - y)) / (scale if scale > 0 else 1.0) if x.size else 0.0
-            ok = bool(np.isfinite(x).all() and np.isfinite(y).all() and err <= args.rtol)
-            print(f"{path}: max |diff| / max |ref| = {err:.3e} ({'ok' if ok else 'over'} {args.rtol:g})")
-            bad += not ok
+        bad = bad_fields(field_pairs(args, f1, f2), lambda path, x, y: close_field(path, x, y, args.rtol))
     return 1 if bad else 0
 
 
@@ -1081,7 +1087,6 @@ def compare_field(path, x, y, rtol, atol):
 
 
 def cmd_compare(args):
-    bad = 0
     with open_h5(args.file1) as f1, open_h5(args.file2) as f2:
         why = same_grid(f1, f2)
         if why:
@@ -1089,11 +1094,8 @@ def cmd_compare(args):
             return 1
         s1, s2 = group(f1, "solver"), group(f2, "solver")
         notes = [(k, attr(s1, k, kind), attr(s2, k, kind)) for k, kind in (("iterations", int), ("reason", str))]
-        for path, x, y in field_pairs(args, f1, f2):
-            if x is None:
-                bad += 1
-            elif not compare_field(path, x, y, args.rtol, args.atol):
-                bad += 1
+        bad = bad_fields(field_pairs(args, f1, f2),
+                         lambda path, x, y: compare_field(path, x, y, args.rtol, args.atol))
         for k, a, b in notes:
             if a is not None and b is not None and a != b:
                 print(f"note: /solver {k} {a} vs {b}")

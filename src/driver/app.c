@@ -191,15 +191,7 @@ static int check_output(const coop_comm *c, const coop_config *cfg, const char *
 static char *checkpoint_path(const coop_config *cfg) {
   const char *p = coop_config_str(cfg, "output.checkpoint");
   if (strcmp(p, "auto") != 0) return strdup(p);
-  const char *out = coop_config_str(cfg, "output.file");
-  const size_t n = strlen(out);
-  const size_t stem = n > 3 && strcmp(out + n - 3, ".h5") == 0 ? n - 3 : n;
-  char *q = malloc(stem + sizeof ".ckpt.h5");
-  if (q) {
-    memcpy(q, out, stem);
-    strcpy(q + stem, ".ckpt.h5");
-  }
-  return q;
+  return coop_output_sibling(coop_config_str(cfg, "output.file"), ".ckpt.h5");
 }
 
 /* solver.name = mg or solver.pc = mg: the multigrid family runs. */

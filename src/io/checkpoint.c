@@ -56,32 +56,6 @@ static hid_t make_dxpl(void) {
   return x;
 }
 
-/* ---- attributes ---- */
-
-static int put_attr(hid_t obj, const char *name, hid_t type, const void *v) {
-  int st = 0;
-  hid_t sp = -1, a = -1;
-  COOP_H5_ID(sp, H5Screate(H5S_SCALAR));
-  COOP_H5_ID(a, H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT));
-  COOP_H5_TRY(H5Awrite(a, type, v));
-done:
-  COOP_H5_CLOSE(a, H5Aclose);
-  COOP_H5_CLOSE(sp, H5Sclose);
-  return st;
-}
-
-static int put_str(hid_t obj, const char *name, const char *s) {
-  int st = 0;
-  hid_t t = -1;
-  COOP_H5_ID(t, H5Tcopy(H5T_C_S1));
-  COOP_H5_TRY(H5Tset_size(t, H5T_VARIABLE));
-  COOP_H5_TRY(H5Tset_cset(t, H5T_CSET_UTF8));
-  COOP_TRY(put_attr(obj, name, t, &s));
-done:
-  COOP_H5_CLOSE(t, H5Tclose);
-  return st;
-}
-
 /* ---- a restart file's attributes, read strictly ----
  * A restart file is input: an attribute of another kind than coopsolve
  * writes is an input error naming it, never a failed HDF5 conversion. */
@@ -244,17 +218,19 @@ static int write_state(hid_t f, const coop_comm *c, const coop_ckpt_layout *L, c
   if (gmtime_r(&now, &tmv)) strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tmv);
   const int format = FORMAT, ranks = c->size;
   COOP_H5_ID(g, H5Gcreate2(f, "checkpoint", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  COOP_TRY(put_attr(g, "format", H5T_NATIVE_INT, &format));
-  COOP_TRY(put_str(g, "solver", d->solver));
-  COOP_TRY(put_attr(g, "iteration", H5T_NATIVE_INT64, &d->iteration));
-  COOP_TRY(put_attr(g, "r0", H5T_NATIVE_DOUBLE, &d->r0));
-  COOP_TRY(put_attr(g, "ranks", H5T_NATIVE_INT, &ranks));
-  COOP_TRY(put_str(g, "problem", d->problem));
-  COOP_TRY(put_str(g, "created", created));
-  COOP_TRY(put_str(g, "description", "state of a solve at an iteration: coopsolve INPUT --restart FILE "
-                                     "goes on from it"));
+  COOP_TRY(coop_h5_attr_num(g, "format", H5T_NATIVE_INT, H5T_NATIVE_INT, &format, 0));
+  COOP_TRY(coop_h5_attr_str(g, "solver", d->solver));
+  COOP_TRY(coop_h5_attr_num(g, "iteration", H5T_NATIVE_INT64, H5T_NATIVE_INT64, &d->iteration, 0));
+  COOP_TRY(coop_h5_attr_num(g, "r0", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, &d->r0, 0));
+  COOP_TRY(coop_h5_attr_num(g, "ranks", H5T_NATIVE_INT, H5T_NATIVE_INT, &ranks, 0));
+  COOP_TRY(coop_h5_attr_str(g, "problem", d->problem));
+  COOP_TRY(coop_h5_attr_str(g, "created", created));
+  COOP_TRY(coop_h5_attr_str(g, "description",
+                            "state of a solve at an iteration: coopsolve INPUT --restart FILE "
+                            "goes on from it"));
   COOP_H5_ID(gs, H5Gcreate2(g, "scalars", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  for (int i = 0; i < d->nscal; i++) COOP_TRY(put_attr(gs, d->sname[i], H5T_NATIVE_DOUBLE, &d->sval[i]));
+  for (int i = 0; i < d->nscal; i++)
+    COOP_TRY(coop_h5_attr_num(gs, d->sname[i], H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, &d->sval[i], 0));
   for (int i = 0; i < d->nvec; i++) COOP_TRY(vector_io(g, d->vname[i], L, d->vdata[i], 1));
 done:
   COOP_H5_CLOSE(gs, H5Gclose);
@@ -267,7 +243,7 @@ static int write_history(hid_t f, const coop_comm *c, const coop_ckpt_data *d) {
   int st = 0;
   hid_t gh = -1;
   COOP_H5_ID(gh, H5Gcreate2(f, "history", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  COOP_TRY(put_str(gh, "description", "the residual checks up to the checkpoint's iteration"));
+  COOP_TRY(coop_h5_attr_str(gh, "description", "the residual checks up to the checkpoint's iteration"));
   COOP_TRY(small_io(gh, "iteration", H5T_NATIVE_INT64, H5T_STD_I64LE, d->hist_iter,
                     (hsize_t)d->hist_len, 1, c->rank));
   COOP_TRY(small_io(gh, "residual", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, d->hist_res,

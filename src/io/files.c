@@ -84,17 +84,18 @@ static char *temp_template(const char *path, const char *base) {
   return t;
 }
 
-/* The XDMF name: path without ".h5", plus ".xmf"; caller frees. */
-char *coop_output_xmf_name(const char *path) {
+char *coop_output_sibling(const char *path, const char *suffix) {
   const size_t len = strlen(path);
   const size_t keep = len > 3 && strcmp(path + len - 3, ".h5") == 0 ? len - 3 : len;
-  char *x = malloc(keep + sizeof ".xmf");
+  char *x = malloc(keep + strlen(suffix) + 1);
   if (x) {
     memcpy(x, path, keep);
-    strcpy(x + keep, ".xmf");
+    strcpy(x + keep, suffix);
   }
   return x;
 }
+
+char *coop_output_xmf_name(const char *path) { return coop_output_sibling(path, ".xmf"); }
 
 void coop_output_drop_stale_xmf(const char *path) {
   enum { MOST = 64 << 20 }; /* an XDMF file of ours is far smaller */

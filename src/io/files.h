@@ -27,8 +27,11 @@ int coop_file_open_input(const char *path, const char *what, int *fd);
 int coop_output_check(const char *path, int nranks, int xdmf, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The XDMF file written beside an output path: ".h5" replaced by (or, for
- * other names, followed by) ".xmf"; caller frees; NULL without memory. */
+/* A file beside an output path: its ".h5" replaced by (or, for other names,
+ * followed by) suffix (".xmf": the XDMF file; ".ckpt.h5": the checkpoint);
+ * caller frees; NULL without memory. */
+char *coop_output_sibling(const char *path, const char *suffix);
+/* The XDMF file written beside an output path: coop_output_sibling(path, ".xmf"). */
 char *coop_output_xmf_name(const char *path);
 /* Rank 0, after path was published without an XDMF file: remove the XDMF
  * file an earlier run left beside it if it describes path (a regular file

@@ -31,3 +31,33 @@ void coop_h5_quiet_begin(coop_h5_quiet *q) {
 void coop_h5_quiet_end(const coop_h5_quiet *q) {
   if (q->saved) (void)H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
 }
+
+/* A fixed-length string would come back as bytes in h5py; h5dump prints
+ * either as text. */
+int coop_h5_attr_str(hid_t obj, const char *name, const char *value) {
+  int st = 0;
+  hid_t type = -1, space = -1, attr = -1;
+  COOP_H5_ID(type, H5Tcopy(H5T_C_S1));
+  COOP_H5_TRY(H5Tset_size(type, H5T_VARIABLE));
+  COOP_H5_TRY(H5Tset_cset(type, H5T_CSET_UTF8));
+  COOP_H5_ID(space, H5Screate(H5S_SCALAR));
+  COOP_H5_ID(attr, H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
+  COOP_H5_TRY(H5Awrite(attr, type, &value));
+done:
+  COOP_H5_CLOSE(attr, H5Aclose);
+  COOP_H5_CLOSE(space, H5Sclose);
+  COOP_H5_CLOSE(type, H5Tclose);
+  return st;
+}
+
+int coop_h5_attr_num(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *data, hsize_t n) {
+  int st = 0;
+  hid_t space = -1, attr = -1;
+  COOP_H5_ID(space, n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR));
+  COOP_H5_ID(attr, H5Acreate2(obj, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT));
+  COOP_H5_TRY(H5Awrite(attr, mtype, data));
+done:
+  COOP_H5_CLOSE(attr, H5Aclose);
+  COOP_H5_CLOSE(space, H5Sclose);
+  return st;
+}

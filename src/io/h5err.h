@@ -13,6 +13,12 @@ int coop_h5_fail(const char *file, int line, const char *call);
 /* Close id if open; a failure counts only when nothing failed before. */
 int coop_h5_close(int st, hid_t id, herr_t (*fn)(hid_t), const char *file, int line, const char *call);
 
+/* Attributes of obj: a scalar variable-length UTF-8 string (h5py reads it as
+ * str), and a number or 1D array of n numbers (n == 0: a scalar) of memory
+ * type mtype stored as ftype. */
+int coop_h5_attr_str(hid_t obj, const char *name, const char *value);
+int coop_h5_attr_num(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *data, hsize_t n);
+
 /* Our messages replace HDF5's printed stacks; the caller's handler comes back after. */
 typedef struct {
   H5E_auto2_t func;

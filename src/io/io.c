@@ -348,40 +348,8 @@ static void meta_free(io_meta *m) {
 
 /* ---- HDF5 writers --------------------------------------------------------- */
 
-/* Scalar variable-length UTF-8 string: h5py reads it as str (a fixed-length
- * string comes back as bytes), h5dump prints it as text. */
-static int attr_str(hid_t obj, const char *name, const char *value) {
-  int st = 0;
-  hid_t type = -1, space = -1, attr = -1;
-  COOP_H5_ID(type, H5Tcopy(H5T_C_S1));
-  COOP_H5_TRY(H5Tset_size(type, H5T_VARIABLE));
-  COOP_H5_TRY(H5Tset_cset(type, H5T_CSET_UTF8));
-  COOP_H5_ID(space, H5Screate(H5S_SCALAR));
-  COOP_H5_ID(attr, H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
-  COOP_H5_TRY(H5Awrite(attr, type, &value));
-done:
-  COOP_H5_CLOSE(attr, H5Aclose);
-  COOP_H5_CLOSE(space, H5Sclose);
-  COOP_H5_CLOSE(type, H5Tclose);
-  return st;
-}
-
-/* Numeric attribute: n == 0 writes a scalar, else a 1D array of n. */
-static int attr_num(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *data,
-                    hsize_t n) {
-  int st = 0;
-  hid_t space = -1, attr = -1;
-  COOP_H5_ID(space, n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR));
-  COOP_H5_ID(attr, H5Acreate2(obj, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT));
-  COOP_H5_TRY(H5Awrite(attr, mtype, data));
-done:
-  COOP_H5_CLOSE(attr, H5Aclose);
-  COOP_H5_CLOSE(space, H5Sclose);
-  return st;
-}
-
 static int attr_f64(hid_t obj, const char *name, double v) {
-  return attr_num(obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v, 0);
+  return coop_h5_attr_num(obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v, 0);
 }
 
 /* How small datasets are written: on parallel HDF5 every rank takes part in the
@@ -406,8 +374,8 @@ static int small_dataset(hid_t loc, const char *name, hid_t ftype, hid_t mtype, 
     COOP_H5_ID(mspace, H5Scopy(space));
     COOP_H5_TRY(H5Dwrite(dset, mtype, mspace, space, x->dxpl, data));
   }
-  if (units) COOP_TRY(attr_str(dset, "units", units));
-  COOP_TRY(attr_str(dset, "description", desc));
+  if (units) COOP_TRY(coop_h5_attr_str(dset, "units", units));
+  COOP_TRY(coop_h5_attr_str(dset, "description", desc));
 done:
   COOP_H5_CLOSE(dset, H5Dclose);
   COOP_H5_CLOSE(dcpl, H5Pclose);
@@ -430,20 +398,21 @@ done:
 
 static int write_root(hid_t fid, const io_meta *m, int series) {
   const int32_t ranks = m->size, gpus = (int32_t)m->ival[I_GPUS];
-  COOP_CHECK(attr_str(fid, "program", "coopsolve"));
-  COOP_CHECK(attr_str(fid, "version", m->str[S_VERSION]));
-  COOP_CHECK(attr_str(fid, "created", m->str[S_CREATED]));
-  COOP_CHECK(attr_num(fid, "ranks", H5T_STD_I32LE, H5T_NATIVE_INT32, &ranks, 0));
-  COOP_CHECK(attr_num(fid, "gpus", H5T_STD_I32LE, H5T_NATIVE_INT32, &gpus, 0));
-  COOP_CHECK(attr_str(fid, "devices", m->str[S_DEVICES]));
-  COOP_CHECK(attr_str(fid, "description",
-                      "output of one coopsolve run: /input (the input), /grid (where the points "
-                      "are), /fields (the solution), /solver (how the solve ended), /history "
-                      "(residual per check), /timing (seconds per phase and rank); every group "
-                      "and dataset has a description"));
+  COOP_CHECK(coop_h5_attr_str(fid, "program", "coopsolve"));
+  COOP_CHECK(coop_h5_attr_str(fid, "version", m->str[S_VERSION]));
+  COOP_CHECK(coop_h5_attr_str(fid, "created", m->str[S_CREATED]));
+  COOP_CHECK(coop_h5_attr_num(fid, "ranks", H5T_STD_I32LE, H5T_NATIVE_INT32, &ranks, 0));
+  COOP_CHECK(coop_h5_attr_num(fid, "gpus", H5T_STD_I32LE, H5T_NATIVE_INT32, &gpus, 0));
+  COOP_CHECK(coop_h5_attr_str(fid, "devices", m->str[S_DEVICES]));
+  COOP_CHECK(coop_h5_attr_str(fid, "description",
+                              "output of one coopsolve run: /input (the input), /grid (where the points "
+                              "are), /fields (the solution), /solver (how the solve ended), /history "
+                              "(residual per check), /timing (seconds per phase and rank); every group "
+                              "and dataset has a description"));
   if (series)
-    COOP_CHECK(attr_str(fid, "series", "/series holds snapshots of the field taken during the run "
-                                       "(u, step, time)"));
+    COOP_CHECK(coop_h5_attr_str(fid, "series",
+                                "/series holds snapshots of the field taken during the run "
+                                "(u, step, time)"));
   return 0;
 }
 
@@ -451,11 +420,12 @@ static int write_input(hid_t fid, const io_meta *m) {
   int st = 0;
   hid_t g = -1;
   COOP_TRY(group_create(fid, "input", &g));
-  COOP_TRY(attr_str(g, "name", m->str[S_INPUT_NAME]));
-  COOP_TRY(attr_str(g, "text", m->str[S_INPUT_TEXT]));
-  COOP_TRY(attr_str(g, "resolved", m->str[S_RESOLVED]));
-  COOP_TRY(attr_str(g, "description", "the run's input: name = the input file as given, text = its "
-                                 "contents, resolved = every key's value and where it came from"));
+  COOP_TRY(coop_h5_attr_str(g, "name", m->str[S_INPUT_NAME]));
+  COOP_TRY(coop_h5_attr_str(g, "text", m->str[S_INPUT_TEXT]));
+  COOP_TRY(coop_h5_attr_str(g, "resolved", m->str[S_RESOLVED]));
+  COOP_TRY(coop_h5_attr_str(g, "description",
+                            "the run's input: name = the input file as given, text = its "
+                            "contents, resolved = every key's value and where it came from"));
 done:
   COOP_H5_CLOSE(g, H5Gclose);
   return st;
@@ -528,12 +498,12 @@ static int write_grid(hid_t fid, const coop_io_result *r, const io_meta *m, cons
   int32_t procs[3];
   for (int d = 0; d < r->ndim; d++) procs[d] = r->proc_dims[d];
   COOP_TRY(group_create(fid, "grid", &g));
-  COOP_TRY(attr_str(g, "axes", r->ndim == 3 ? "zyx" : r->ndim == 2 ? "yx" : "row"));
-  COOP_TRY(attr_num(g, "shape", H5T_STD_I64LE, H5T_NATIVE_INT64, r->global_shape, n));
-  COOP_TRY(attr_num(g, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_SPACING], n));
-  COOP_TRY(attr_num(g, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_ORIGIN], n));
-  COOP_TRY(attr_num(g, "decomposition", H5T_STD_I32LE, H5T_NATIVE_INT32, procs, n));
-  COOP_TRY(attr_str(g, "description", r->ndim > 1 ? grid_desc : vector_desc));
+  COOP_TRY(coop_h5_attr_str(g, "axes", r->ndim == 3 ? "zyx" : r->ndim == 2 ? "yx" : "row"));
+  COOP_TRY(coop_h5_attr_num(g, "shape", H5T_STD_I64LE, H5T_NATIVE_INT64, r->global_shape, n));
+  COOP_TRY(coop_h5_attr_num(g, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_SPACING], n));
+  COOP_TRY(coop_h5_attr_num(g, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->dval[D_ORIGIN], n));
+  COOP_TRY(coop_h5_attr_num(g, "decomposition", H5T_STD_I32LE, H5T_NATIVE_INT32, procs, n));
+  COOP_TRY(coop_h5_attr_str(g, "description", r->ndim > 1 ? grid_desc : vector_desc));
   /* a vector's "coordinates" would be 0 .. n-1: as large as the field, and no news */
   for (int d = 0; r->ndim > 1 && d < r->ndim; c += r->global_shape[d], d++)
     COOP_TRY(write_coords(g, r, c, d, x));
@@ -564,18 +534,18 @@ static int write_solver(hid_t fid, const io_meta *m) {
   int st = 0;
   hid_t g = -1;
   COOP_TRY(group_create(fid, "solver", &g));
-  for (int i = 0; i < 5; i++) COOP_TRY(attr_str(g, names[i], m->str[which[i]]));
-  COOP_TRY(attr_num(g, "iterations", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_ITER], 0));
+  for (int i = 0; i < 5; i++) COOP_TRY(coop_h5_attr_str(g, names[i], m->str[which[i]]));
+  COOP_TRY(coop_h5_attr_num(g, "iterations", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_ITER], 0));
   COOP_TRY(attr_f64(g, "residual", m->dval[D_RES]));
   COOP_TRY(attr_f64(g, "rel_residual", m->dval[D_REL]));
   COOP_TRY(attr_f64(g, "solve_time", m->dval[D_TIME]));
-  COOP_TRY(attr_num(g, "barriers_per_iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_BARRIERS], 0));
-  COOP_TRY(attr_num(g, "blocks", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_BLOCKS], 0));
-  COOP_TRY(attr_num(g, "ipc_faces", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_IPC], 0));
-  COOP_TRY(attr_num(g, "halo_fused", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_FUSED], 0));
-  COOP_TRY(attr_num(g, "resident", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_RESIDENT], 0));
+  COOP_TRY(coop_h5_attr_num(g, "barriers_per_iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_BARRIERS], 0));
+  COOP_TRY(coop_h5_attr_num(g, "blocks", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_BLOCKS], 0));
+  COOP_TRY(coop_h5_attr_num(g, "ipc_faces", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_IPC], 0));
+  COOP_TRY(coop_h5_attr_num(g, "halo_fused", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_FUSED], 0));
+  COOP_TRY(coop_h5_attr_num(g, "resident", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_RESIDENT], 0));
   if (m->ival[I_STEPS] > 0)
-    COOP_TRY(attr_num(g, "steps", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_STEPS], 0));
+    COOP_TRY(coop_h5_attr_num(g, "steps", H5T_STD_I64LE, H5T_NATIVE_INT64, &m->ival[I_STEPS], 0));
   if (m->dval[D_TRUE] >= 0) COOP_TRY(attr_f64(g, "true_residual", m->dval[D_TRUE]));
   if (m->dval[D_DT] > 0) {
     COOP_TRY(attr_f64(g, "dt", m->dval[D_DT]));
@@ -585,7 +555,7 @@ static int write_solver(hid_t fid, const io_meta *m) {
     COOP_TRY(attr_f64(g, "error_max", m->dval[D_EMAX]));
     COOP_TRY(attr_f64(g, "error_l2", m->dval[D_EL2]));
   }
-  COOP_TRY(attr_str(g, "description", solver_desc));
+  COOP_TRY(coop_h5_attr_str(g, "description", solver_desc));
 done:
   COOP_H5_CLOSE(g, H5Gclose);
   return st;
@@ -604,8 +574,8 @@ static int residual_kind(hid_t h, int true_res) {
   int st = 0;
   hid_t d = -1;
   COOP_H5_ID(d, H5Dopen2(h, "residual", H5P_DEFAULT));
-  COOP_TRY(attr_str(d, "kind", true_res ? "true" : "recurrence"));
-  COOP_TRY(attr_str(d, "norm", "2"));
+  COOP_TRY(coop_h5_attr_str(d, "kind", true_res ? "true" : "recurrence"));
+  COOP_TRY(coop_h5_attr_str(d, "norm", "2"));
 done:
   COOP_H5_CLOSE(d, H5Dclose);
   return st;
@@ -636,8 +606,9 @@ static int write_series(hid_t fid, const io_meta *m, const io_xfer *x) {
   const hsize_t nh = (hsize_t)m->ival[I_HIST];
   const int true_res = m->ival[I_HIST_TRUE] != 0;
   COOP_TRY(group_create(fid, "history", &h));
-  COOP_TRY(attr_str(h, "description", "the residual checks of the solve, in order: residual[k] was "
-                                 "measured after iteration[k] iterations"));
+  COOP_TRY(coop_h5_attr_str(h, "description",
+                            "the residual checks of the solve, in order: residual[k] was "
+                            "measured after iteration[k] iterations"));
   COOP_TRY(small_dataset(h, "iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, m->hist_iter, nh, x, NULL,
                     "iterations completed when the residual was checked (0: the initial guess)"));
   COOP_TRY(small_dataset(h, "residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->hist_res, nh, x, NULL,
@@ -645,8 +616,9 @@ static int write_series(hid_t fid, const io_meta *m, const io_xfer *x) {
   COOP_TRY(residual_kind(h, true_res));
   COOP_TRY(index_history(h));
   COOP_TRY(group_create(fid, "timing", &t));
-  COOP_TRY(attr_str(t, "description", "wall-clock seconds per phase of the run: one dataset per phase, "
-                                 "one value per rank (index = MPI rank)"));
+  COOP_TRY(coop_h5_attr_str(t, "description",
+                            "wall-clock seconds per phase of the run: one dataset per phase, "
+                            "one value per rank (index = MPI rank)"));
   for (int p = 0; p < m->nphases; p++)
     COOP_TRY(small_dataset(t, m->phase[p], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &m->timing[p * m->size],
                       (hsize_t)m->size, x, "s",
@@ -698,9 +670,8 @@ static int batch_attrs(hid_t g, const coop_io_batch *b) {
                           "levels_used"};
   const int64_t ivals[] = {b->group_blocks, b->group_blocks_used, b->groups, b->barriers, b->seed,
                            b->count, b->rows, b->levels_used};
-  for (int i = 0; i < 7; i++) COOP_CHECK(attr_str(g, names[i], or_empty(vals[i])));
-  for (int i = 0; i < 8; i++)
-    COOP_CHECK(attr_num(g, inames[i], H5T_STD_I64LE, H5T_NATIVE_INT64, &ivals[i], 0));
+  for (int i = 0; i < 7; i++) COOP_CHECK(coop_h5_attr_str(g, names[i], or_empty(vals[i])));
+  for (int i = 0; i < 8; i++) COOP_CHECK(coop_h5_attr_num(g, inames[i], H5T_STD_I64LE, H5T_NATIVE_INT64, &ivals[i], 0));
   COOP_CHECK(attr_f64(g, "busy_max", b->busy_max));
   COOP_CHECK(attr_f64(g, "busy_mean", b->busy_mean));
   COOP_CHECK(attr_f64(g, "kernel_time", b->kernel_time));
@@ -708,7 +679,7 @@ static int batch_attrs(hid_t g, const coop_io_batch *b) {
     COOP_CHECK(attr_f64(g, "alpha", b->alpha));
     COOP_CHECK(attr_f64(g, "t_end", b->t_end));
   }
-  return attr_str(g, "description", batch_desc);
+  return coop_h5_attr_str(g, "description", batch_desc);
 }
 
 static int write_batch(hid_t fid, const coop_io_batch *b, const io_xfer *x) {
@@ -744,7 +715,7 @@ static int write_batch(hid_t fid, const coop_io_batch *b, const io_xfer *x) {
   for (size_t i = 0; b->shift && i < sizeof gen / sizeof *gen; i++) COOP_TRY(batch_dataset(g, &gen[i], x));
   for (size_t i = 0; b->dt && i < sizeof heat / sizeof *heat; i++) COOP_TRY(batch_dataset(g, &heat[i], x));
   COOP_H5_ID(d, H5Dopen2(g, "reason", H5P_DEFAULT));
-  COOP_TRY(attr_str(d, "codes", or_empty(b->reason_codes)));
+  COOP_TRY(coop_h5_attr_str(d, "codes", or_empty(b->reason_codes)));
   COOP_TRY(batch_attrs(g, b));
 done:
   COOP_H5_CLOSE(d, H5Dclose);
@@ -756,7 +727,7 @@ static int write_meta(hid_t fid, const coop_io_result *r, const io_meta *m, cons
   COOP_CHECK(write_root(fid, m, r->series != NULL));
   COOP_CHECK(write_input(fid, m));
   if (r->batch) {
-    COOP_CHECK(attr_str(fid, "batch", "/batch holds the problems of a batch run (no /grid, no /fields)"));
+    COOP_CHECK(coop_h5_attr_str(fid, "batch", "/batch holds the problems of a batch run (no /grid, no /fields)"));
     COOP_CHECK(write_batch(fid, r->batch, x));
   } else {
     COOP_CHECK(write_grid(fid, r, m, x));
@@ -813,15 +784,15 @@ static int attach_coords(hid_t fid, hid_t dset, const coop_io_result *r, int fir
     (void)fid;
 #endif
   }
-  COOP_TRY(attr_str(dset, "coordinates", names));
+  COOP_TRY(coop_h5_attr_str(dset, "coordinates", names));
 done:
   COOP_H5_CLOSE(scale, H5Dclose);
   return st;
 }
 
 static int describe_field(hid_t fid, hid_t dset, const coop_io_result *r, const coop_io_field *f) {
-  COOP_CHECK(attr_str(dset, "description", f->description ? f->description : "a field of the run"));
-  COOP_CHECK(attr_str(dset, "points", r->ndim > 1 ? grid_points : vector_points));
+  COOP_CHECK(coop_h5_attr_str(dset, "description", f->description ? f->description : "a field of the run"));
+  COOP_CHECK(coop_h5_attr_str(dset, "points", r->ndim > 1 ? grid_points : vector_points));
   if (r->ndim > 1) COOP_CHECK(attach_coords(fid, dset, r, 0, NULL));
   return 0;
 }
@@ -857,15 +828,15 @@ static int create_fields(hid_t fid, const coop_io_result *r) {
   for (int d = 0; d < r->ndim; d++) dims[d] = (hsize_t)r->global_shape[d];
   COOP_TRY(group_create(fid, "fields", &g));
   COOP_H5_ID(space, H5Screate_simple(r->ndim, dims, NULL));
-  COOP_TRY(attr_str(g, "description",
-                    linked ? "the solution (and other fields) on all points, global shape; each "
-                             "dataset says what it is and which points it holds; x, y (z) are no "
-                             "fields: /grid's coordinates under a second name (the same datasets, "
-                             "dimension scales), named here for netCDF-4 readers"
-                    : r->nfields ? "the solution (and other fields) on all points, global shape; each "
-                                   "dataset says what it is and which points it holds"
-                                 : "empty: the run was told not to write its fields (output.fields = "
-                                   "false)"));
+  COOP_TRY(coop_h5_attr_str(g, "description",
+                            linked       ? "the solution (and other fields) on all points, global shape; each "
+                                           "dataset says what it is and which points it holds; x, y (z) are no "
+                                           "fields: /grid's coordinates under a second name (the same datasets, "
+                                           "dimension scales), named here for netCDF-4 readers"
+                            : r->nfields ? "the solution (and other fields) on all points, global shape; each "
+                                           "dataset says what it is and which points it holds"
+                                         : "empty: the run was told not to write its fields (output.fields = "
+                                           "false)"));
   if (linked) COOP_TRY(link_coords(fid, g, r));
   for (int i = 0; i < r->nfields; i++) COOP_TRY(create_field(fid, g, space, r, &r->fields[i]));
 done:
@@ -1114,7 +1085,7 @@ static int create_list(hid_t g, const char *name, hid_t ftype, hsize_t n, const 
   COOP_H5_TRY(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY));
   COOP_H5_TRY(H5Pset_obj_track_times(dcpl, 0));
   COOP_H5_ID(dset, H5Dcreate2(g, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
-  COOP_TRY(attr_str(dset, "description", desc));
+  COOP_TRY(coop_h5_attr_str(dset, "description", desc));
 done:
   COOP_H5_CLOSE(dset, H5Dclose);
   COOP_H5_CLOSE(dcpl, H5Pclose);
@@ -1133,7 +1104,7 @@ static int create_series(hid_t fid, const coop_io_series *s, const char *desc) {
   for (int d = 0; d < r->ndim; d++) dims[d + 1] = (hsize_t)r->global_shape[d];
   chunk_dims(r->ndim, r->global_shape, s->is_float ? 4 : 8, chunk + 1);
   COOP_TRY(group_create(fid, "series", &g));
-  COOP_TRY(attr_str(g, "description", series_desc));
+  COOP_TRY(coop_h5_attr_str(g, "description", series_desc));
   COOP_H5_ID(space, H5Screate_simple(r->ndim + 1, dims, NULL));
   COOP_H5_ID(dcpl, H5Pcreate(H5P_DATASET_CREATE));
   COOP_H5_TRY(H5Pset_chunk(dcpl, r->ndim + 1, chunk));
@@ -1142,8 +1113,8 @@ static int create_series(hid_t fid, const coop_io_series *s, const char *desc) {
   COOP_H5_TRY(H5Pset_obj_track_times(dcpl, 0));
   COOP_H5_ID(dset, H5Dcreate2(g, "u", s->is_float ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, space, H5P_DEFAULT,
                               dcpl, H5P_DEFAULT));
-  COOP_TRY(attr_str(dset, "description", desc ? desc : "snapshots of the field"));
-  COOP_TRY(attr_str(dset, "points", series_points));
+  COOP_TRY(coop_h5_attr_str(dset, "description", desc ? desc : "snapshots of the field"));
+  COOP_TRY(coop_h5_attr_str(dset, "points", series_points));
   COOP_TRY(create_list(g, "step", H5T_STD_I64LE, dims[0],
                        "time steps done when snapshot k was taken (0: the initial field)"));
   COOP_TRY(create_list(g, "time", H5T_IEEE_F64LE, dims[0],

@@ -415,15 +415,21 @@ static int put(coop_mm_matrix *m, int64_t *next, int64_t i, int64_t j, double v,
   return 0;
 }
 
+/* Back to the first entry, for another pass over the entries. */
+static int rewind_entries(reader *r, header *h) {
+  if (fseeko(r->fp, h->data_at, SEEK_SET) != 0)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "fseeko %s: %s", r->path, strerror(errno));
+  r->line = h->size_line;
+  h->seen = 0;
+  return 0;
+}
+
 /* Pass 2: the same entries again, this time stored in file order within each row. */
 static int fill_rows(reader *r, header *h, coop_mm_matrix *m, int64_t *next) {
   int64_t i, j;
   double v;
   int eof = 0;
-  if (fseeko(r->fp, h->data_at, SEEK_SET) != 0)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "fseeko %s: %s", r->path, strerror(errno));
-  r->line = h->size_line;
-  h->seen = 0;
+  COOP_CHECK(rewind_entries(r, h));
   memcpy(next, m->rowptr, (size_t)(m->row_hi - m->row_lo) * sizeof *next);
   for (;;) {
     COOP_CHECK(next_entry(r, h, &i, &j, &v, &eof));
@@ -515,10 +521,7 @@ static int bad_sum(reader *r, header *h, int64_t row, int64_t seq) {
   int64_t i, j, k = 0;
   double v;
   int eof = 0;
-  if (fseeko(r->fp, h->data_at, SEEK_SET) != 0)
-    return COOP_ERROR(COOP_ERR_RUNTIME, "fseeko %s: %s", r->path, strerror(errno));
-  r->line = h->size_line;
-  h->seen = 0;
+  COOP_CHECK(rewind_entries(r, h));
   for (;;) {
     COOP_CHECK(next_entry(r, h, &i, &j, &v, &eof));
     if (eof) break;

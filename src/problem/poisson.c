@@ -98,16 +98,20 @@ static void store(const coop_stencil *s, void *a, int64_t idx, double v) {
     ((double *)a)[idx] = v;
 }
 
-/* Global position of local point (i, j, k); *boundary says whether it lies on
- * the Dirichlet boundary, *inside whether it is an interior point of the box. */
+/* The global coordinates x of local point l (ghosts too). */
+static void position(const coop_problem *p, const coop_decomp *d, const int64_t l[3], double x[3]) {
+  for (int a = 0; a < 3; a++) x[a] = (double)(d->offset[a] + l[a] + 1) * p->h[a];
+}
+
+/* Global position of local point l; *boundary says whether it lies on the
+ * Dirichlet boundary, *inside whether it is an interior point of the box. */
 static void locate(const coop_problem *p, const coop_decomp *d, const int64_t l[3], double x[3],
                    int *boundary, int *inside) {
+  position(p, d, l, x);
   *boundary = 0;
   *inside = 1;
-  for (int a = 0; a < 3; a++) {
+  for (int a = 0; a < p->ndim; a++) {
     const int64_t gi = d->offset[a] + l[a];
-    x[a] = (double)(gi + 1) * p->h[a];
-    if (a >= p->ndim) continue;
     if (gi == -1 || gi == p->n[a]) *boundary = 1;
     if (gi < 0 || gi >= p->n[a]) *inside = 0;
   }
@@ -131,12 +135,15 @@ static void table_stored(factor_table *ft, const coop_problem *p, const coop_dec
   }
 }
 
-void coop_problem_fill(const coop_problem *p, const coop_decomp *d, const coop_stencil *s, void *u,
-                       void *f) {
+/* Every stored point of this rank (ghosts too): u holds the exact solution on
+ * the boundary, and inside too where exact_inside is set, else 0; f (when not
+ * NULL) the right-hand side inside, 0 outside. */
+static void fill_stored(const coop_problem *p, const coop_decomp *d, const coop_stencil *s, void *u, void *f,
+                        int exact_inside) {
   int64_t l[3];
   factor_table ft;
   table_stored(&ft, p, d, s);
-  const double k2 = rhs_scale(p);
+  const double k2 = f ? rhs_scale(p) : 0.0;
   for (l[2] = -s->grid.g[2]; l[2] < s->grid.n[2] + s->grid.g[2]; l[2]++)
     for (l[1] = -s->grid.g[1]; l[1] < s->grid.n[1] + s->grid.g[1]; l[1]++)
       for (l[0] = -s->grid.g[0]; l[0] < s->grid.n[0] + s->grid.g[0]; l[0]++) {
@@ -144,38 +151,26 @@ void coop_problem_fill(const coop_problem *p, const coop_decomp *d, const coop_s
         int boundary, inside;
         locate(p, d, l, x, &boundary, &inside);
         const int64_t idx = coop_grid_index(&s->grid, l[0], l[1], l[2]);
-        const double ex = boundary || (inside && k2 != 0.0) ? table_exact(&ft, p, l, x) : 0.0;
+        const int u_exact = boundary || (inside && exact_inside);
+        const double ex = u_exact || (inside && k2 != 0.0) ? table_exact(&ft, p, l, x) : 0.0;
         if (f) store(s, f, idx, inside ? k2 * ex : 0.0);
-        store(s, u, idx, boundary ? ex : 0.0);
+        store(s, u, idx, u_exact ? ex : 0.0);
       }
   table_free(&ft);
 }
 
+void coop_problem_fill(const coop_problem *p, const coop_decomp *d, const coop_stencil *s, void *u,
+                       void *f) {
+  fill_stored(p, d, s, u, f, 0);
+}
+
 void coop_problem_fill_heat(const coop_problem *p, const coop_decomp *d, const coop_stencil *s, void *u) {
-  int64_t l[3];
-  factor_table ft;
-  table_stored(&ft, p, d, s);
-  for (l[2] = -s->grid.g[2]; l[2] < s->grid.n[2] + s->grid.g[2]; l[2]++)
-    for (l[1] = -s->grid.g[1]; l[1] < s->grid.n[1] + s->grid.g[1]; l[1]++)
-      for (l[0] = -s->grid.g[0]; l[0] < s->grid.n[0] + s->grid.g[0]; l[0]++) {
-        double x[3];
-        int boundary, inside;
-        locate(p, d, l, x, &boundary, &inside);
-        const int sine_inside = inside && p->type == COOP_PROBLEM_SINE;
-        store(s, u, coop_grid_index(&s->grid, l[0], l[1], l[2]),
-              boundary || sine_inside ? table_exact(&ft, p, l, x) : 0.0);
-      }
-  table_free(&ft);
+  fill_stored(p, d, s, u, NULL, p->type == COOP_PROBLEM_SINE);
 }
 
 double coop_problem_heat_decay(const coop_problem *p, double alpha, double t) {
   if (p->type != COOP_PROBLEM_SINE) return -1.0;
-  double k2 = 0.0;
-  for (int a = 0; a < p->ndim; a++) {
-    const double k = p->mode * M_PI / p->len[a];
-    k2 += k * k;
-  }
-  return exp(-alpha * k2 * t);
+  return exp(-alpha * rhs_scale(p) * t);
 }
 
 void coop_problem_error(const coop_problem *p, const coop_decomp *d, const coop_stencil *s,
@@ -188,8 +183,7 @@ void coop_problem_error(const coop_problem *p, const coop_decomp *d, const coop_
     for (l[1] = 0; l[1] < s->grid.n[1]; l[1]++)
       for (l[0] = 0; l[0] < s->grid.n[0]; l[0]++, q++) {
         double x[3];
-        int boundary, inside;
-        locate(p, d, l, x, &boundary, &inside);
+        position(p, d, l, x);
         const double v = owned[q];
         const double e = fabs(v - amp * table_exact(&ft, p, l, x));
         if (e > mx || e != e) mx = e;
@@ -207,8 +201,7 @@ void coop_problem_krylov(const coop_problem *p, const coop_decomp *d, const coop
     for (l[1] = 0; l[1] < s->grid.n[1]; l[1]++)
       for (l[0] = 0; l[0] < s->grid.n[0]; l[0]++, q++) {
         double x[3];
-        int boundary, inside;
-        locate(p, d, l, x, &boundary, &inside);
+        position(p, d, l, x);
         double v = coop_problem_rhs(p, x);
         /* a neighbour on the Dirichlet boundary moves to the right-hand side */
         for (int a = 0; a < p->ndim; a++)
@@ -218,8 +211,7 @@ void coop_problem_krylov(const coop_problem *p, const coop_decomp *d, const coop
             const int64_t gi = d->offset[a] + m[a];
             if (gi != -1 && gi != p->n[a]) continue;
             double y[3];
-            int bnd, in;
-            locate(p, d, m, y, &bnd, &in);
+            position(p, d, m, y);
             v += s->w[a] * coop_problem_exact(p, y);
           }
         b[q] = v;
