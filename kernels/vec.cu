@@ -97,19 +97,25 @@ int blocks_for(long long work, int per_block) {
 /* ---- element-wise: w = op(x, y) ----
  * The grid covers the packs once (grid-stride loop as a guard only); the
  * fewer than W trailing elements go to the first threads of block 0. */
-struct Axpby {
-  template <typename T, bool HX, bool HY>
-  static __device__ __forceinline__ T f(T a, T x, T b, T y) {
+template <typename T, bool HX, bool HY>
+struct AxpbyOp { /* a x + b y, the absent terms left out */
+  T a, b;
+  __device__ __forceinline__ T operator()(T x, T y) const {
     if (HX && HY) return add(mul(a, x), mul(b, y));
     if (HX) return mul(a, x);
     if (HY) return mul(b, y);
     return T(0);
   }
 };
+template <typename T>
+struct MultOp { /* x .* y */
+  __device__ __forceinline__ T operator()(T x, T y) const { return mul(x, y); }
+};
 
-template <typename T, bool HX, bool HY, bool A>
+/* w = op(x, y), element by element; HX, HY: x, y are read (else 0 is passed) */
+template <typename T, bool HX, bool HY, bool A, class Op>
 __global__ void __launch_bounds__(kThreads)
-    axpby_kernel(long long n, T a, const T *x, T b, const T *y, T *w) {
+    pointwise_kernel(long long n, Op op, const T *x, const T *y, T *w) {
   /* no __restrict__: scale/axpy/aypx pass w == x or w == y; each element is
    * read and written by the same thread, reads first */
   constexpr int W = Pack<T>::W;
@@ -132,46 +138,13 @@ __global__ void __launch_bounds__(kThreads)
       if (p < np) {
         Pack<T> r;
 #pragma unroll
-        for (int e = 0; e < W; e++)
-          r.e[e] = Axpby::f<T, HX, HY>(a, HX ? xv[u].e[e] : T(0), b, HY ? yv[u].e[e] : T(0));
+        for (int e = 0; e < W; e++) r.e[e] = op(HX ? xv[u].e[e] : T(0), HY ? yv[u].e[e] : T(0));
         st<A>(w + p * W, r);
       }
     }
   }
   const long long i = np * W + threadIdx.x;
-  if (blockIdx.x == 0 && i < n)
-    w[i] = Axpby::f<T, HX, HY>(a, HX ? x[i] : T(0), b, HY ? y[i] : T(0));
-}
-
-template <typename T, bool A>
-__global__ void __launch_bounds__(kThreads) mult_kernel(long long n, const T *x, const T *y, T *w) {
-  constexpr int W = Pack<T>::W;
-  const long long np = n / W;
-  const long long stride = (long long)gridDim.x * kThreads * kUnroll;
-  for (long long p0 = (long long)blockIdx.x * kThreads * kUnroll + threadIdx.x; p0 < np;
-       p0 += stride) {
-    Pack<T> xv[kUnroll], yv[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; u++) {
-      const long long p = p0 + (long long)u * kThreads;
-      if (p < np) {
-        xv[u] = ld<A>(x + p * W);
-        yv[u] = ld<A>(y + p * W);
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; u++) {
-      const long long p = p0 + (long long)u * kThreads;
-      if (p < np) {
-        Pack<T> r;
-#pragma unroll
-        for (int e = 0; e < W; e++) r.e[e] = mul(xv[u].e[e], yv[u].e[e]);
-        st<A>(w + p * W, r);
-      }
-    }
-  }
-  const long long i = np * W + threadIdx.x;
-  if (blockIdx.x == 0 && i < n) w[i] = mul(x[i], y[i]);
+  if (blockIdx.x == 0 && i < n) w[i] = op(HX ? x[i] : T(0), HY ? y[i] : T(0));
 }
 
 template <typename T, bool A>
@@ -318,9 +291,9 @@ int launch_axpby(long long n, double a, const void *x, double b, const void *y, 
   const T *xt = (const T *)x, *yt = (const T *)y;
   T *wt = (T *)w;
   if (aligned16(x) && aligned16(y) && aligned16(w))
-    axpby_kernel<T, HX, HY, true><<<nb, kThreads, 0, st>>>(n, (T)a, xt, (T)b, yt, wt);
+    pointwise_kernel<T, HX, HY, true><<<nb, kThreads, 0, st>>>(n, AxpbyOp<T, HX, HY>{(T)a, (T)b}, xt, yt, wt);
   else
-    axpby_kernel<T, HX, HY, false><<<nb, kThreads, 0, st>>>(n, (T)a, xt, (T)b, yt, wt);
+    pointwise_kernel<T, HX, HY, false><<<nb, kThreads, 0, st>>>(n, AxpbyOp<T, HX, HY>{(T)a, (T)b}, xt, yt, wt);
   COOP_CUDA_LAUNCHED();
   return 0;
 }
@@ -338,9 +311,9 @@ template <typename T>
 int mult_t(long long n, const void *x, const void *y, void *w, cudaStream_t st) {
   const int nb = blocks_for(n / Pack<T>::W, kThreads * kUnroll);
   if (aligned16(x) && aligned16(y) && aligned16(w))
-    mult_kernel<T, true><<<nb, kThreads, 0, st>>>(n, (const T *)x, (const T *)y, (T *)w);
+    pointwise_kernel<T, true, true, true><<<nb, kThreads, 0, st>>>(n, MultOp<T>{}, (const T *)x, (const T *)y, (T *)w);
   else
-    mult_kernel<T, false><<<nb, kThreads, 0, st>>>(n, (const T *)x, (const T *)y, (T *)w);
+    pointwise_kernel<T, true, true, false><<<nb, kThreads, 0, st>>>(n, MultOp<T>{}, (const T *)x, (const T *)y, (T *)w);
   COOP_CUDA_LAUNCHED();
   return 0;
 }

@@ -28,7 +28,7 @@ static struct {
 
 /* dir/name in one of a few rotating buffers, so several may be live at once. */
 static const char *path_in(const char *dir, const char *name) {
-  static char buf[8][8192];
+  static char buf[8][8192 + 258]; /* a directory name of up to 8191 bytes, a file name of 255 */
   static int next;
   char *p = buf[next++ % 8];
   snprintf(p, sizeof buf[0], "%s/%s", dir, name);
