@@ -289,7 +289,9 @@ static void bridge_boxes(const coop_mg_hier *h, const int c[3], int64_t flo[3], 
 }
 
 static int to_int(int64_t v, int *out) {
-  if (v > INT_MAX) return COOP_ERROR(COOP_ERR_RUNTIME, "multigrid: a gathered level of %lld points is more than one MPI message carries", (long long)v);
+  if (v > INT_MAX)
+    return COOP_ERROR(COOP_ERR_RUNTIME, "multigrid: a gathered level of %lld points is more than one MPI message carries",
+                      (long long)v);
   *out = (int)v;
   return 0;
 }
