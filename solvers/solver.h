@@ -47,6 +47,8 @@ typedef struct {
   /* Krylov form */
   coop_op *A;
   coop_vec *b, *x; /* x: the initial guess in, the solution out */
+  /* grid problems, both forms: the decomposition of the grid (NULL otherwise) */
+  const coop_decomp *dec;
   /* grid form */
   coop_halo *halo;
   const coop_stencil *s;

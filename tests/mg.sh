@@ -12,6 +12,7 @@
 #  - the monitor shows each cycle's factor, the summary the levels;
 #  - a run cut short after a checkpoint and restarted ends with the same bits;
 #  - the combinations it cannot run are input errors naming the key.
+# (Several ranks: tests/mg_ranks.sh.)
 . "$COOP_SRCDIR/tests/common.sh"
 coop_python
 coop_tmpdir
@@ -147,8 +148,6 @@ expect "pc = mg on a matrix" 1 "solver.pc = mg" "grid problem" in.ini --set prob
 expect "too small" 1 "grid.nx = 1, grid.ny = 1" "coarsen" in.ini --set grid.nx=1 --set grid.ny=1
 expect "sync" 1 "run.sync = grid" "run.sync = auto" in.ini --set run.sync=grid
 expect "cuda" 1 "run.backend = cuda" "run.backend = host" in.ini --set run.backend=cuda
-expect "ranks" 2 "solver.name = mg" "1 rank" in.ini --set grid.nx=64 --set grid.ny=64
-expect "pc ranks" 2 "solver.pc = mg" "1 rank" in.ini --set solver.name=cg --set solver.pc=mg
 expect "pc = mg with bicgstab" 1 "solver.pc = mg" "cg only" in.ini --set solver.name=bicgstab --set solver.pc=mg
 expect "pc = mg with an F-cycle" 1 "solver.mg_cycle = f" "v or w" in.ini --set solver.name=cg --set solver.pc=mg \
   --set solver.mg_cycle=f

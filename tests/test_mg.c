@@ -98,7 +98,7 @@ static void converge_to_direct(int ndim, const int64_t n[3], coop_mg_cycle_type 
   coop_stencil s;
   make_stencil(&s, ndim, COOP_FP64, n);
   coop_mg_hier h;
-  CU_ASSERT_FATAL(coop_mg_hier_create(&h, &s, NULL, NULL) == 0);
+  CU_ASSERT_FATAL(coop_mg_hier_create(&h, &s, NULL, NULL, NULL, NULL) == 0);
   h.cycle = cycle;
   h.smoother = sm;
   h.pre = h.post = 2;
@@ -158,7 +158,7 @@ static void test_levels(void) {
   coop_stencil s;
   make_stencil(&s, 2, COOP_FP64, n);
   coop_mg_hier h;
-  CU_ASSERT_FATAL(coop_mg_hier_create(&h, &s, NULL, NULL) == 0);
+  CU_ASSERT_FATAL(coop_mg_hier_create(&h, &s, NULL, NULL, NULL, NULL) == 0);
   CU_ASSERT(h.nlev >= 3);
   CU_ASSERT(coop_mg_level_points(&h, h.nlev - 1) <= COOP_MG_COARSE_MAX);
   for (int l = 0; l + 1 < h.nlev; l++)
@@ -181,7 +181,7 @@ static void test_transfer_adjoint(void) {
   coop_stencil s;
   make_stencil(&s, 3, COOP_FP64, n);
   coop_mg_hier h;
-  CU_ASSERT_FATAL(coop_mg_hier_create(&h, &s, NULL, NULL) == 0);
+  CU_ASSERT_FATAL(coop_mg_hier_create(&h, &s, NULL, NULL, NULL, NULL) == 0);
   CU_ASSERT_FATAL(h.nlev >= 2);
   const coop_mg_level *F = &h.lev[0], *C = &h.lev[1];
   unsigned seed = 5;
@@ -224,7 +224,7 @@ static void test_symmetric_cycle(void) {
     coop_stencil s;
     make_stencil(&s, 2, COOP_FP64, n);
     coop_mg_hier h;
-    CU_ASSERT_FATAL(coop_mg_hier_create(&h, &s, NULL, NULL) == 0);
+    CU_ASSERT_FATAL(coop_mg_hier_create(&h, &s, NULL, NULL, NULL, NULL) == 0);
     h.cycle = COOP_MG_V;
     h.smoother = (coop_mg_smoother)sm;
     h.pre = h.post = 2;
@@ -257,7 +257,7 @@ static void test_fp32(void) {
   coop_stencil s;
   make_stencil(&s, 2, COOP_FP32, n);
   coop_mg_hier h;
-  CU_ASSERT_FATAL(coop_mg_hier_create(&h, &s, NULL, NULL) == 0);
+  CU_ASSERT_FATAL(coop_mg_hier_create(&h, &s, NULL, NULL, NULL, NULL) == 0);
   h.cycle = COOP_MG_V;
   h.smoother = COOP_MG_RBGS;
   h.pre = h.post = 2;
@@ -282,7 +282,7 @@ static void test_too_small(void) {
   coop_stencil s;
   make_stencil(&s, 2, COOP_FP64, n);
   coop_mg_hier h;
-  CU_ASSERT(coop_mg_hier_create(&h, &s, NULL, NULL) == COOP_ERR_INPUT);
+  CU_ASSERT(coop_mg_hier_create(&h, &s, NULL, NULL, NULL, NULL) == COOP_ERR_INPUT);
   coop_mg_hier_destroy(&h);
 }
 

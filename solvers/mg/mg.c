@@ -39,9 +39,8 @@ static int mg_refusals(const coop_solve *sv, const char *what) {
   if (sv->be->device_memory)
     return coop_error_input("%s runs on the host backend only (the CUDA levels are not written yet); "
                             "use run.backend = host", what);
-  if (sv->comm->size > 1)
-    return coop_error_input("%s runs on one rank only (gathering the coarse levels across ranks is not "
-                            "written yet); run it with 1 rank", what);
+  if (sv->comm->size > 1 && !sv->dec) /* the driver sets it for every grid problem */
+    return COOP_ERROR(COOP_ERR_RUNTIME, "%s on %d ranks without the grid's decomposition", what, sv->comm->size);
   return 0;
 }
 
@@ -50,7 +49,8 @@ static int mg_setup(coop_solve *sv, void **data) {
   *data = d;
   if (!d) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   COOP_CHECK(mg_refusals(sv, "solver.name = mg"));
-  COOP_CHECK(coop_mg_hier_create(&d->h, sv->s, sv->u, (void *)sv->f));
+  /* agreed: a rank that failed here must not leave the others in a cycle's collectives */
+  COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(&d->h, sv->s, sv->dec, sv->be, sv->u, (void *)sv->f)));
   COOP_CHECK(mg_settings(sv, &d->h));
   sv->mode = "host";
   sv->monitor_factor = 1;
@@ -121,11 +121,14 @@ static void view_levels(const coop_mg_hier *h, FILE *out) {
           h->smoother == COOP_MG_JACOBI ? "weighted jacobi" : "red-black gauss-seidel",
           h->smoother == COOP_MG_RBGS && h->symmetric ? " (black-red after)" : "", h->nlev);
   for (int l = 0; l < h->nlev; l++) {
-    const int64_t *n = h->lev[l].grid.n;
+    const int64_t *n = h->lev[l].N;
     fprintf(out, "%s %lld x %lld", l ? "," : "", (long long)n[0], (long long)n[1]);
     if (h->ndim == 3) fprintf(out, " x %lld", (long long)n[2]);
   }
   fprintf(out, "; the coarsest solved exactly (banded Cholesky)\n");
+  if (h->size > 1)
+    fprintf(out, "  mg: levels 0 to %d split over %d ranks, from %d on gathered on rank 0\n", h->gather - 1, h->size,
+            h->gather);
 }
 
 static void mg_view(const coop_solve *sv, const void *data, FILE *out) {
@@ -192,7 +195,7 @@ int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
    * arrays with one ghost layer, zero (the correction's boundary values) */
   coop_stencil s = sv->A->s;
   coop_grid_init(&s.grid, s.grid.ndim, s.grid.prec, s.grid.n, 1);
-  COOP_CHECK(coop_mg_hier_create(h, &s, NULL, NULL));
+  COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(h, &s, sv->dec, sv->be, NULL, NULL)));
   h->symmetric = 1;
   return mg_settings(sv, h);
 }

@@ -403,7 +403,7 @@ static int check_schedule_keys(const coop_config *cfg) {
 
 /* Multigrid's keys and what it cannot run with yet, as input errors naming
  * the key; the cycle of solver.pc = mg must be symmetric for cg. */
-static int check_mg_keys(const coop_config *cfg, const char *name, int ranks) {
+static int check_mg_keys(const coop_config *cfg, const char *name) {
   static const char *const keys[] = {"solver.mg_cycle", "solver.mg_pre", "solver.mg_post", "solver.mg_smoother"};
   const char *pc = coop_config_str(cfg, "solver.pc");
   const int is_mg = !strcmp(name, "mg"), pc_mg = !strcmp(pc, "mg");
@@ -450,9 +450,6 @@ static int check_mg_keys(const coop_config *cfg, const char *name, int ranks) {
   if (strcmp(coop_config_str(cfg, "run.sync"), "auto"))
     return coop_error_input("run.sync = %s (from %s) picks a GPU mode; %s runs on the host, so leave run.sync = auto",
                             coop_config_str(cfg, "run.sync"), coop_config_origin(cfg, "run.sync"), what);
-  if (ranks > 1)
-    return coop_error_input("%s (from %s) runs on one rank only for now (gathering the coarse levels across ranks "
-                            "is not written yet); run it with 1 rank, or use solver.name = cg on %d", what, origin, ranks);
   if (pc_mg && !strcmp(coop_config_str(cfg, "solver.mg_cycle"), "f"))
     return coop_error_input("solver.mg_cycle = f (from %s): an F-cycle is not symmetric, so cg cannot take it as "
                             "solver.pc = mg; use solver.mg_cycle = v or w", coop_config_origin(cfg, "solver.mg_cycle"));
@@ -478,7 +475,7 @@ static int setup_problem(app_state *a, const coop_comm *c) {
                             "not %s", coop_config_origin(a->cfg, "solver.cg_single_reduction"), name);
   COOP_CHECK(check_heat_keys(a->cfg, name));
   COOP_CHECK(check_schedule_keys(a->cfg));
-  COOP_CHECK(check_mg_keys(a->cfg, name, c->size));
+  COOP_CHECK(check_mg_keys(a->cfg, name));
   COOP_CHECK(coop_linsys_create(&a->ls, c, a->cfg, coop_budget_host_limit(c)));
   if (strcmp(name, "heat") == 0) { /* before the setup, so --dry-run refuses it too */
     double dt, lim;
@@ -579,6 +576,7 @@ static int setup_form(app_state *a, const coop_comm *c) {
     sv->x = a->ls.x;
   }
   sv->comm = c;
+  sv->dec = a->ls.grid ? &a->ls.dec : NULL;
   sv->be = a->be;
   sv->cfg = a->cfg;
   sv->sync = coop_config_str(a->cfg, "run.sync");
