@@ -27,25 +27,13 @@ extern "C" {
 #include "io/mm.h" /* a C header without its own extern "C" */
 }
 #include "kernels/csr.h"
+#include "bench_check.cuh"
 
 namespace {
 
-/* Dies on a failed call: a benchmark, not the library. */
-#define CK(call)                                                                            \
-  do {                                                                                      \
-    if ((call) != 0) {                                                                      \
-      fprintf(stderr, "csr_sched: %s: %s\n", #call, coop_error_message());                  \
-      exit(1);                                                                              \
-    }                                                                                       \
-  } while (0)
-#define CUCK(call)                                                                          \
-  do {                                                                                      \
-    cudaError_t e_ = (call);                                                                \
-    if (e_ != cudaSuccess) {                                                                \
-      fprintf(stderr, "csr_sched: %s: %s\n", #call, cudaGetErrorString(e_));                \
-      exit(1);                                                                              \
-    }                                                                                       \
-  } while (0)
+/* Dies on a failed call: a benchmark, not the library (CK: the CUDA runtime). */
+const char *coop_text(int) { return coop_error_message(); }
+#define COOP_CK(call) BENCH_CHECK(call, int, 0, coop_text)
 
 struct Host {
   int64_t n = 0, nnz = 0;
@@ -110,7 +98,7 @@ Host generate(int64_t n, int64_t nlong, int64_t len, uint64_t seed) {
 
 Host read_mtx(const char *path) {
   coop_mm_matrix m;
-  CK(coop_mm_read(path, 0, -1, &m));
+  COOP_CK(coop_mm_read(path, 0, -1, &m));
   Host h;
   h.n = m.nrows;
   h.nnz = m.nnz;
@@ -150,19 +138,19 @@ struct Bench {
 /* One product of A's current schedule (busy: the tile kernels' counters or NULL). */
 void product(const Bench &b, double *busy) {
   if (b.A->schedule == COOP_CSR_SCHED_AUTO)
-    CK(coop_csr_spmv(b.A, b.x, b.y, 0));
+    COOP_CK(coop_csr_spmv(b.A, b.x, b.y, 0));
   else
-    CK(coop_csr_spmv_tiles_cuda(b.A, b.x, b.y, 0, busy));
+    COOP_CK(coop_csr_spmv_tiles_cuda(b.A, b.x, b.y, 0, busy));
 }
 
 /* The busiest SM over the mean over SMs, summed over a few products. */
 double imbalance(const Bench &b) {
   const int sms = b.be->sm_count;
-  CUCK(cudaMemset(b.busy, 0, sizeof(double) * (size_t)sms));
+  CK(cudaMemset(b.busy, 0, sizeof(double) * (size_t)sms));
   for (int k = 0; k < 10; k++) product(b, b.busy);
-  CUCK(cudaDeviceSynchronize());
+  CK(cudaDeviceSynchronize());
   double *h = (double *)must_malloc(sizeof(double) * (size_t)sms), mx = 0, sum = 0;
-  CUCK(cudaMemcpy(h, b.busy, sizeof(double) * (size_t)sms, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(h, b.busy, sizeof(double) * (size_t)sms, cudaMemcpyDeviceToHost));
   for (int i = 0; i < sms; i++) {
     mx = fmax(mx, h[i]);
     sum += h[i];
@@ -180,26 +168,26 @@ Result run(Bench &b, int schedule, const double *ref, double *yh) {
   }
   r.ran = true;
   cudaStream_t st = (cudaStream_t)b.be->stream;
-  CUCK(cudaMemsetAsync(b.y, 0xff, sizeof(double) * (size_t)b.A->nrows, st)); /* NaN: rows never written show */
+  CK(cudaMemsetAsync(b.y, 0xff, sizeof(double) * (size_t)b.A->nrows, st)); /* NaN: rows never written show */
   for (int k = 0; k < b.reps / 5 + 1; k++) product(b, nullptr);
   cudaEvent_t e0, e1;
-  CUCK(cudaEventCreate(&e0));
-  CUCK(cudaEventCreate(&e1));
-  CUCK(cudaEventRecord(e0, st));
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  CK(cudaEventRecord(e0, st));
   for (int k = 0; k < b.reps; k++) product(b, nullptr);
-  CUCK(cudaEventRecord(e1, st));
-  CUCK(cudaEventSynchronize(e1));
+  CK(cudaEventRecord(e1, st));
+  CK(cudaEventSynchronize(e1));
   float ms = 0;
-  CUCK(cudaEventElapsedTime(&ms, e0, e1));
-  CUCK(cudaEventDestroy(e0));
-  CUCK(cudaEventDestroy(e1));
+  CK(cudaEventElapsedTime(&ms, e0, e1));
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
   r.us = 1e3 * ms / b.reps;
   r.gbs = coop_csr_bytes(b.A) / (r.us * 1e-6) / 1e9;
-  CUCK(cudaMemcpy(yh, b.y, sizeof(double) * (size_t)b.A->nrows, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(yh, b.y, sizeof(double) * (size_t)b.A->nrows, cudaMemcpyDeviceToHost));
   r.diff = normwise(yh, ref, b.A->nrows);
   if (schedule != COOP_CSR_SCHED_AUTO) {
     coop_csr_tile_shape sh;
-    CK(coop_csr_tile_shape_cuda(b.A, &sh));
+    COOP_CK(coop_csr_tile_shape_cuda(b.A, &sh));
     r.tiles = sh.tiles;
     r.blocks = sh.blocks;
     r.imbalance = imbalance(b);
@@ -234,8 +222,8 @@ int main(int argc, char **argv) {
 
   Bench b;
   b.reps = reps;
-  CK(coop_backend_create("cuda", device, &b.be));
-  CK(coop_csr_create(b.be, h.n, h.n, h.rowptr, h.colind, h.val, nullptr, &b.A));
+  COOP_CK(coop_backend_create("cuda", device, &b.be));
+  COOP_CK(coop_csr_create(b.be, h.n, h.n, h.rowptr, h.colind, h.val, nullptr, &b.A));
   double *x = (double *)must_malloc(sizeof(double) * (size_t)h.n), *ref = (double *)must_malloc(sizeof(double) * (size_t)h.n);
   double *yh = (double *)must_malloc(sizeof(double) * (size_t)h.n), *ystat = (double *)must_malloc(sizeof(double) * (size_t)h.n);
   uint64_t s = 12345;
@@ -245,13 +233,13 @@ int main(int argc, char **argv) {
     for (int64_t k = h.rowptr[i]; k < h.rowptr[i + 1]; k++) t += h.val[k] * x[h.colind[k]];
     ref[i] = t;
   }
-  CK(b.be->alloc(b.be, (void **)&b.x, sizeof(double) * (size_t)h.n));
-  CK(b.be->alloc(b.be, (void **)&b.y, sizeof(double) * (size_t)h.n));
-  CK(b.be->alloc(b.be, (void **)&b.busy, sizeof(double) * (size_t)b.be->sm_count));
-  CK(b.be->upload(b.be, b.x, x, sizeof(double) * (size_t)h.n));
+  COOP_CK(b.be->alloc(b.be, (void **)&b.x, sizeof(double) * (size_t)h.n));
+  COOP_CK(b.be->alloc(b.be, (void **)&b.y, sizeof(double) * (size_t)h.n));
+  COOP_CK(b.be->alloc(b.be, (void **)&b.busy, sizeof(double) * (size_t)b.be->sm_count));
+  COOP_CK(b.be->upload(b.be, b.x, x, sizeof(double) * (size_t)h.n));
 
   cudaDeviceProp prop;
-  CUCK(cudaGetDeviceProperties(&prop, b.be->device));
+  CK(cudaGetDeviceProperties(&prop, b.be->device));
   if (header) {
     printf("GPU %d: %s (cc %d.%d, %d SMs); %d products timed per row\n\n", b.be->device, prop.name, prop.major,
            prop.minor, prop.multiProcessorCount, reps);
