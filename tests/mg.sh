@@ -17,27 +17,14 @@
 coop_python
 coop_tmpdir
 cd "$TMP" || exit 1
-MG="$INPUTS/mg_poisson.ini"
+. "$COOP_SRCDIR/tests/mg_common.sh"
 
-# run NAME ARG...: one rank, summary in NAME.out, output NAME.h5
-run() {
-  name=$1
-  shift
-  rc=0
-  coop_mpirun 1 "$COOPSOLVE" --backend host "$MG" --output "$TMP/$name.h5" --set output.monitor_every=0 \
-    --set output.xdmf=false "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
-  [ $rc = 0 ] || { cat "$TMP/$name.out" "$TMP/$name.err"; fail "$name: exit status $rc"; }
-}
-field() { sed -n "s/^  $2 *\([^ ]*\).*/\1/p" "$TMP/$1.out"; }
+# run NAME ARG...: one rank
+run() { mg_run 1 "$@"; }
 errmax() { sed -n 's/^  error       max \([^,]*\),.*/\1/p' "$TMP/$1.out"; }
 factor() { sed -n 's/.*mean convergence factor \([0-9.]*\).*/\1/p' "$TMP/$1.out"; }
 # the last cycle's factor, from the monitor lines (runs with output.monitor_every = 1)
 last() { sed -n 's/^  iter .* factor \([0-9.]*\) .*/\1/p' "$TMP/$1.out" | tail -1; }
-# grid arguments: DIM NX NY NZ
-grid() { echo "--set grid.dim=$1 --set grid.nx=$2 --set grid.ny=$3$([ $1 = 3 ] && echo " --set grid.nz=$4")"; }
-converged() {
-  [ "$(field $1 reason)" = converged_rtol ] || { cat "$TMP/$1.out"; fail "$1: $(field $1 reason)"; }
-}
 py() { $PY -c "import sys; sys.exit(not ($1))"; }
 
 # ---- cycle counts, independent of the size ----

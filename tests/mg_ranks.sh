@@ -17,20 +17,13 @@
 coop_python
 coop_tmpdir
 cd "$TMP" || exit 1
-MG="$INPUTS/mg_poisson.ini"
+. "$COOP_SRCDIR/tests/mg_common.sh"
 
-# run RANKS NAME ARG...: summary in NAME.out, output NAME.h5
+# run RANKS NAME ARG...: and it converged
 run() {
-  n=$1 name=$2
-  shift 2
-  rc=0
-  coop_mpirun "$n" "$COOPSOLVE" --backend host "$MG" --output "$TMP/$name.h5" --set output.monitor_every=0 \
-    --set output.xdmf=false "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
-  [ $rc = 0 ] || { cat "$TMP/$name.out" "$TMP/$name.err"; fail "$name: exit status $rc"; }
-  [ "$(field $name reason)" = converged_rtol ] || { cat "$TMP/$name.out"; fail "$name: $(field $name reason)"; }
+  mg_run "$@"
+  converged "$2"
 }
-field() { sed -n "s/^  $2 *\([^ ]*\).*/\1/p" "$TMP/$1.out"; }
-grid() { echo "--set grid.dim=$1 --set grid.nx=$2 --set grid.ny=$3$([ $1 = 3 ] && echo " --set grid.nz=$4")"; }
 
 # against RTOL NAME ARG...: one rank, then 2 and 3 (RANKS to change), same counts, fields within RTOL
 against() {
