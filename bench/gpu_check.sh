@@ -37,7 +37,7 @@ for a in "$@"; do
       t=$(date +%s)
       timeout "$limit" make -j8 check >"$out/check.log" 2>&1 || status=1
       grep -E '^(PASS|FAIL|SKIP|ERROR|# )' "$out/check.log"
-      for s in gpu gpu_krylov gpu_batch gpu_heat; do grep -E '^case |FAIL' "tests/$s.log" >"$out/quick-$s.txt"; done
+      for s in gpu gpu_krylov gpu_batch gpu_heat gpu_mg; do grep -E '^case |FAIL' "tests/$s.log" >"$out/quick-$s.txt"; done
       tar czf "$out/check-logs.tar.gz" tests/*.log 2>/dev/null
       echo "make check (quick tier, -j8): $(($(date +%s) - t)) s" ;;
     full) parts+=($(make -qp 2>/dev/null | sed -n 's/^GPU_FULL_PARTS = //p' | head -1)) ;;

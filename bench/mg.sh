@@ -28,7 +28,8 @@ case $sel in
   full) rows=("2 1024 fp64" "2 4096 fp64" "2 16384 fp64" "3 128 fp64" "3 256 fp64" "3 512 fp64" "2 4096 fp32" "3 256 fp32") ;;
   *) echo "bench/mg.sh: $sel: quick or full" >&2; exit 2 ;;
 esac
-methods=("mg launch|mg|launch|" "mg graph|mg|graph|" "mg grid|mg|grid|" "cg, pc = mg|cg|auto|mg"
+methods=("mg launch|mg|launch|" "mg graph|mg|graph|" "mg grid|mg|grid|"
+         "mg grid, no level on one block|mg|grid||tune.mg_block_points=0" "cg, pc = mg|cg|auto|mg"
          "cg|cg|auto|none" "cg, pc = jacobi|cg|auto|jacobi" "jacobi|jacobi|auto|")
 
 nvcc -O2 -arch=sm_90 -o "$out/devlimits" "$src/bench/devlimits.cu" 2>"$out/devlimits.err" &&
@@ -36,14 +37,15 @@ nvcc -O2 -arch=sm_90 -o "$out/devlimits" "$src/bench/devlimits.cu" 2>"$out/devli
 copy=$(awk '$1 == "copy_gbs" { print $2 }' "$out/devlimits.txt" 2>/dev/null)
 copy=${copy:-0}
 
-one() { # dim n prec solver sync pc: prints "its factor seconds us_per_it bytes" or a reason
-  local dim=$1 n=$2 p=$3 s=$4 m=$5 pc=$6 tag="$1d-$2-$3-$4-$5-$6"
+one() { # dim n prec solver sync pc [key=value]: prints "its factor seconds us_per_it bytes" or a reason
+  local dim=$1 n=$2 p=$3 s=$4 m=$5 pc=$6 x=${7:-} tag="$1d-$2-$3-$4-$5-$6${7:+-${7#*=}}"
   local a=(--backend "$backend" --set grid.dim="$dim" --set grid.nx="$n" --set grid.ny="$n" --set problem.type="$problem"
     --set solver.name="$s" --set solver.precision="$p" --set solver.rtol=1e-8 --set solver.max_iter=100000000
     --set run.sync="$([ "$backend" = host ] && echo auto || echo "$m")" --set output.monitor_every=0 --set output.fields=false --set output.xdmf=false
     --output "$out/$tag.h5")
   [ "$dim" = 3 ] && a+=(--set grid.nz="$n")
   [ -n "$pc" ] && a+=(--set solver.pc="$pc")
+  [ -n "$x" ] && a+=(--set "$x")
   [ "$s" = jacobi ] && a+=(--set solver.check_every=100)
   timeout "$limit" "$b/coopsolve" "$out/base.ini" "${a[@]}" >"$out/$tag.log" 2>&1
   local rc=$?
@@ -71,8 +73,8 @@ for r in "${rows[@]}"; do
   read -r dim n p <<<"$r"
   box=$([ "$dim" = 3 ] && echo "${n}^3" || echo "${n}^2")
   for md in "${methods[@]}"; do
-    IFS='|' read -r name s m pc <<<"$md"
-    res=$(one "$dim" "$n" "$p" "$s" "$m" "$pc")
+    IFS='|' read -r name s m pc x <<<"$md"
+    res=$(one "$dim" "$n" "$p" "$s" "$m" "$pc" "$x")
     read -r it f t us by <<<"$res"
     if [[ $it =~ ^[0-9]+$ ]]; then
       floor=$(awk -v by="$by" -v c="$copy" 'BEGIN { if (c > 0) printf "%.1f", by / c / 1e3; else print "-" }')

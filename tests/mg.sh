@@ -133,8 +133,6 @@ expect "mg on a matrix" 1 "solver.name = mg" "problem.type = matrix" in.ini --se
 expect "pc = mg on a matrix" 1 "solver.pc = mg" "grid problem" in.ini --set problem.type=matrix \
   --set "problem.matrix=$COOP_SRCDIR/tests/data/nos6.mtx" --set solver.name=cg --set solver.pc=mg
 expect "too small" 1 "grid.nx = 1, grid.ny = 1" "coarsen" in.ini --set grid.nx=1 --set grid.ny=1
-expect "sync" 1 "run.sync = grid" "run.sync = auto" in.ini --set run.sync=grid
-expect "cuda" 1 "run.backend = cuda" "run.backend = host" in.ini --set run.backend=cuda
 expect "pc = mg with bicgstab" 1 "solver.pc = mg" "cg only" in.ini --set solver.name=bicgstab --set solver.pc=mg
 expect "pc = mg with an F-cycle" 1 "solver.mg_cycle = f" "v or w" in.ini --set solver.name=cg --set solver.pc=mg \
   --set solver.mg_cycle=f

@@ -106,7 +106,8 @@ static int pick_mode(coop_solve *sv, krylov_data *k, int from_grid, const char *
   if (strcmp(sv->sync, "launch") == 0) return 0;
   const int explicit_grid = strcmp(sv->sync, "grid") == 0;
   const char *why = NULL;
-  if (sv->comm->size > 1) why = "several ranks: one kernel per operation, reductions across ranks by MPI";
+  if (k->pc) why = "solver.pc = mg runs its cycle as kernels of its own, between the Krylov kernels";
+  else if (sv->comm->size > 1) why = "several ranks: one kernel per operation, reductions across ranks by MPI";
   else if (sv->A->prec != COOP_FP64) why = "the persistent Krylov kernels are fp64 only";
   else if (!sv->be->cooperative) why = "this GPU has no cooperative launch";
   else if (sv->ckpt && sv->ckpt->restart && !from_grid) {

@@ -1,21 +1,32 @@
 /* Geometric multigrid for the Poisson grid problems: the solver (cycles of
  * solver.mg_cycle on the grid form until the stop test passes) and the
- * preconditioner of cg (one cycle from zero). The hierarchy and the level
- * operations are in solvers/mg/mg_level.h; this file holds the loop, its
- * checks and checkpoints (the state between cycles is the field alone). */
+ * preconditioner of cg (one cycle from zero). The hierarchy and the host's
+ * level operations are in solvers/mg/mg_level.h, the GPU's in
+ * solvers/mg/mg_cuda.h; this file holds the loop, its checks and checkpoints
+ * (the state between cycles is the field alone). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coop_build.h"
 #include "solvers/checkpoint.h"
 #include "solvers/mg/mg_level.h"
 #include "solvers/pc.h"
 #include "solvers/solver.h"
+#include "solvers/mg/mg_cuda.h"
+
+typedef enum { MG_HOST, MG_LAUNCH, MG_GRAPH, MG_GRID } mg_mode;
 
 typedef struct {
   coop_mg_hier h;
   int ph_cycle;
+  mg_mode mode;
+  coop_mg_gpu *gpu; /* the levels on the GPU (run.backend = cuda), else NULL */
 } mg_data;
+
+static const char *mode_name(mg_mode m) {
+  return m == MG_HOST ? "host" : m == MG_LAUNCH ? "launch" : m == MG_GRAPH ? "graph" : "grid";
+}
 
 static const char *cycle_name(coop_mg_cycle_type c) { return c == COOP_MG_W ? "W" : c == COOP_MG_F ? "F" : "V"; }
 
@@ -34,13 +45,43 @@ static int mg_settings(const coop_solve *sv, coop_mg_hier *h) {
   return 0;
 }
 
-/* What the host implementation cannot do yet, as input errors. */
+/* What cannot run yet, as input errors. */
 static int mg_refusals(const coop_solve *sv, const char *what) {
-  if (sv->be->device_memory)
-    return coop_error_input("%s runs on the host backend only (the CUDA levels are not written yet); "
-                            "use run.backend = host", what);
+  if (sv->be->device_memory && sv->comm->size > 1)
+    return coop_error_input("%s on cuda runs on one rank for now (its levels are not split over GPUs); run "
+                            "1 rank, or run.backend = host for %d", what, sv->comm->size);
   if (sv->comm->size > 1 && !sv->dec) /* the driver sets it for every grid problem */
     return COOP_ERROR(COOP_ERR_RUNTIME, "%s on %d ranks without the grid's decomposition", what, sv->comm->size);
+  return 0;
+}
+
+#if COOP_HAVE_CUDA
+/* The levels on the GPU: level 0 is (u0, f0) or, NULL, arrays of its own. */
+static int gpu_levels(const coop_solve *sv, const coop_mg_hier *h, void *u0, const void *f0, coop_mg_gpu **gpu) {
+  const int64_t small = coop_config_int(sv->cfg, "tune.mg_block_points");
+  return coop_mg_gpu_create(h, sv->be, u0, f0, small, gpu);
+}
+#endif
+
+/* run.sync into a mode; grid needs cooperative launch. */
+static int pick_mode(coop_solve *sv, mg_data *d) {
+  d->mode = MG_HOST;
+  if (!sv->be->device_memory) return 0;
+#if COOP_HAVE_CUDA
+  int blocks, gb, bb, steps;
+  coop_mg_gpu_info(d->gpu, &blocks, &gb, &bb, &steps);
+  d->mode = strcmp(sv->sync, "launch") == 0 ? MG_LAUNCH : strcmp(sv->sync, "graph") == 0 ? MG_GRAPH : MG_GRID;
+  if (d->mode == MG_GRID && blocks < 1) {
+    if (strcmp(sv->sync, "grid") == 0)
+      return coop_error_input("run.sync = grid: GPU %d has no cooperative launch, which the persistent kernel "
+                              "needs; use run.sync = launch or graph", sv->be->device);
+    d->mode = MG_LAUNCH;
+  }
+  if (d->mode == MG_GRID) {
+    sv->grid_blocks = blocks;
+    sv->barriers = gb;
+  }
+#endif
   return 0;
 }
 
@@ -52,7 +93,11 @@ static int mg_setup(coop_solve *sv, void **data) {
   /* agreed: a rank that failed here must not leave the others in a cycle's collectives */
   COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(&d->h, sv->s, sv->dec, sv->be, sv->u, (void *)sv->f)));
   COOP_CHECK(mg_settings(sv, &d->h));
-  sv->mode = "host";
+#if COOP_HAVE_CUDA
+  if (sv->be->device_memory) COOP_CHECK(gpu_levels(sv, &d->h, sv->u, sv->f, &d->gpu));
+#endif
+  COOP_CHECK(pick_mode(sv, d));
+  sv->mode = mode_name(d->mode);
   sv->monitor_factor = 1;
   d->ph_cycle = coop_solve_phase(sv, "cycles");
   /* by the fine level: each sweep and the residual read u and f and write u or
@@ -67,9 +112,28 @@ static int mg_setup(coop_solve *sv, void **data) {
 /* ||f - A u|| on the fine level. */
 static int fine_residual(const mg_data *d, double *rn) {
   double sumsq;
-  COOP_CHECK(d->h.ops->residual(&d->h, 0, &sumsq));
+#if COOP_HAVE_CUDA
+  if (d->gpu)
+    COOP_CHECK(coop_mg_gpu_residual(d->gpu, &sumsq));
+  else
+#endif
+    COOP_CHECK(d->h.ops->residual(&d->h, 0, &sumsq));
   *rn = sqrt(sumsq);
   return 0;
+}
+
+/* One cycle, then ||f - A u||. */
+static int cycle_residual(const mg_data *d, double *rn) {
+#if COOP_HAVE_CUDA
+  if (d->gpu) {
+    double sumsq;
+    COOP_CHECK(coop_mg_gpu_cycle(d->gpu, d->mode == MG_GRAPH, &sumsq));
+    *rn = sqrt(sumsq);
+    return 0;
+  }
+#endif
+  COOP_CHECK(coop_mg_cycle(&d->h, 0));
+  return fine_residual(d, rn);
 }
 
 /* The checks after cycle it (0: the start): history and monitor (not for the
@@ -90,24 +154,82 @@ static int check(coop_solve *sv, const coop_ckpt_state *cs, int64_t it, double r
   return coop_ckpt_point(sv, it, cs, done);
 }
 
+#if COOP_HAVE_CUDA
+/* Grid mode runs in segments when checkpoints are on: the kernel stops where
+ * one is due, or after about SEGMENT_SECONDS so that a signal is seen. */
+#define SEGMENT_SECONDS 0.25
+
+static int64_t next_stop(const coop_solve *sv, int64_t it, double per_cycle) {
+  const struct coop_ckpt *ck = sv->ckpt;
+  const int64_t max = sv->ctl.max_iter;
+  if (!ck || it >= max) return -1;
+  const double n = SEGMENT_SECONDS / per_cycle;
+  int64_t stop = n < (double)(max - it) ? it + (n < 1.0 ? 1 : (int64_t)n) : max;
+  const int64_t due = ck->every > 0 ? (it / ck->every + 1) * ck->every : max;
+  if (due < stop) stop = due;
+  return stop < max ? stop : -1;
+}
+
+/* The cycles in the persistent kernel from check `it` on (resumed: the
+ * check at it was made), its history replayed into the monitor. */
+static int run_grid(coop_solve *sv, mg_data *d, const coop_ckpt_state *cs, int64_t it, int resumed, double start) {
+  coop_solve_ctl *c = &sv->ctl;
+  coop_mg_grid_args a = {c->max_iter, c->rtol, c->atol, c->dtol, -1, resumed, c->hist_cap, c->hist_iter, c->hist_res};
+  coop_mg_grid_result res = {c->r0, c->rnorm, it, c->hist_len, COOP_REASON_NONE};
+  double per_cycle = 1e-4, t_end = start;
+  int stop = 0;
+  for (;;) {
+    a.stop_at = next_stop(sv, it, per_cycle);
+    const double t0 = MPI_Wtime();
+    COOP_CHECK(coop_mg_gpu_solve(d->gpu, &a, &res));
+    t_end = MPI_Wtime();
+    if (res.iterations > it) per_cycle = (t_end - t0) / (double)(res.iterations - it);
+    it = res.iterations;
+    a.resume = 1;
+    c->hist_len = c->hist_cap > 0 ? coop_history_slot(res.checks - 1, c->hist_cap) + 1 : 0;
+    c->iterations = it;
+    c->r0 = res.r0;
+    c->rnorm = res.rnorm;
+    c->reason = res.reason;
+    if (res.reason == COOP_DIVERGED_ITS) COOP_CHECK(coop_ckpt_final(sv, it, cs));
+    if (res.reason != COOP_REASON_NONE || a.stop_at < 0) break;
+    COOP_CHECK(coop_ckpt_point(sv, it, cs, &stop));
+    if (stop) break;
+  }
+  sv->t_solve = t_end - start;
+  coop_solve_replay(sv);
+  return 0;
+}
+#endif
+
 static int mg_solve(coop_solve *sv, void *data) {
   mg_data *d = data;
   coop_ckpt_state cs;
   memset(&cs, 0, sizeof cs);
   cs.field = sv->u; /* between cycles the state is the field (boundary values in its ghosts) */
   sv->ctl.hist_len = 0;
-  sv->barriers = 0;
   COOP_MPI(MPI_Barrier(sv->comm->world));
   const double start = MPI_Wtime();
   int64_t it = 0;
   int resumed = 0, done = 0;
   double rn;
   COOP_CHECK(coop_ckpt_resume(sv, &cs, &it, &resumed));
+#if COOP_HAVE_CUDA
+  if (d->mode == MG_GRID) {
+    if (resumed) { /* the check a restart repeats, on the host's terms */
+      COOP_CHECK(fine_residual(d, &rn));
+      COOP_CHECK(check(sv, &cs, it, rn, 1, start, &done));
+    }
+    if (!done) COOP_CHECK(run_grid(sv, d, &cs, it, resumed, start));
+    sv->steps = sv->ctl.iterations;
+    coop_solve_add_time(sv, d->ph_cycle, sv->t_solve);
+    return 0;
+  }
+#endif
   COOP_CHECK(fine_residual(d, &rn));
   COOP_CHECK(check(sv, &cs, it, rn, resumed, start, &done));
   while (!done) {
-    COOP_CHECK(coop_mg_cycle(&d->h, 0));
-    COOP_CHECK(fine_residual(d, &rn));
+    COOP_CHECK(cycle_residual(d, &rn));
     COOP_CHECK(check(sv, &cs, ++it, rn, 0, start, &done));
   }
   sv->t_solve = MPI_Wtime() - start;
@@ -116,7 +238,7 @@ static int mg_solve(coop_solve *sv, void *data) {
   return 0;
 }
 
-static void view_levels(const coop_mg_hier *h, FILE *out) {
+static void view_levels(const coop_mg_hier *h, FILE *out, const coop_mg_gpu *gpu) {
   fprintf(out, "  mg: %s(%d,%d) cycles, smoother %s%s, %d levels:", cycle_name(h->cycle), h->pre, h->post,
           h->smoother == COOP_MG_JACOBI ? "weighted jacobi" : "red-black gauss-seidel",
           h->smoother == COOP_MG_RBGS && h->symmetric ? " (black-red after)" : "", h->nlev);
@@ -129,12 +251,22 @@ static void view_levels(const coop_mg_hier *h, FILE *out) {
   if (h->size > 1)
     fprintf(out, "  mg: levels 0 to %d split over %d ranks, from %d on gathered on rank 0\n", h->gather - 1, h->size,
             h->gather);
+#if COOP_HAVE_CUDA
+  if (gpu) {
+    int blocks, gb, bb, steps;
+    coop_mg_gpu_info(gpu, &blocks, &gb, &bb, &steps);
+    fprintf(out, "  mg: on the GPU, %d steps a cycle; in one kernel (grid mode) %d grid barriers and %d steps on one "
+            "block\n", steps, gb, bb);
+  }
+#else
+  (void)gpu;
+#endif
 }
 
 static void mg_view(const coop_solve *sv, const void *data, FILE *out) {
   const mg_data *d = data;
   if (!d) return;
-  view_levels(&d->h, out);
+  view_levels(&d->h, out, d->gpu);
   const coop_solve_ctl *c = &sv->ctl;
   if (c->iterations > 0 && c->r0 > 0 && c->rnorm > 0)
     fprintf(out, "  mg: %lld cycles, mean convergence factor %.4f\n", (long long)c->iterations,
@@ -144,6 +276,9 @@ static void mg_view(const coop_solve *sv, const void *data, FILE *out) {
 static void mg_destroy(coop_solve *sv, void *data) {
   (void)sv;
   mg_data *d = data;
+#if COOP_HAVE_CUDA
+  if (d) coop_mg_gpu_destroy(d->gpu);
+#endif
   if (d) coop_mg_hier_destroy(&d->h);
   free(d);
 }
@@ -153,8 +288,17 @@ const coop_solver_type coop_solver_mg = {
 
 /* ---- the preconditioner ---- */
 
+typedef struct {
+  coop_mg_hier h;
+  coop_mg_gpu *gpu; /* run.backend = cuda, else NULL */
+} mg_pc;
+
 static int pc_apply(coop_pc *pc, const coop_vec *r, coop_vec *z) {
-  const coop_mg_hier *h = pc->ctx;
+  mg_pc *m = pc->ctx;
+#if COOP_HAVE_CUDA
+  if (m->gpu) return coop_mg_gpu_pc(m->gpu, r->data, z->data);
+#endif
+  const coop_mg_hier *h = &m->h;
   const coop_mg_level *L = &h->lev[0];
   const coop_region own = coop_region_owned(&L->grid);
   memset(L->u, 0, coop_grid_points(&L->grid) * coop_prec_size(h->prec));
@@ -163,12 +307,21 @@ static int pc_apply(coop_pc *pc, const coop_vec *r, coop_vec *z) {
   return coop_pack_host(&L->grid, &own, L->u, z->data);
 }
 
-static void pc_view(const coop_pc *pc, FILE *out) { view_levels(pc->ctx, out); }
+static void pc_view(const coop_pc *pc, FILE *out) {
+  const mg_pc *m = pc->ctx;
+  view_levels(&m->h, out, m->gpu);
+}
 
 static void pc_destroy(coop_pc *pc) {
   if (!pc) return;
-  coop_mg_hier_destroy(pc->ctx);
-  free(pc->ctx);
+  mg_pc *m = pc->ctx;
+  if (m) {
+#if COOP_HAVE_CUDA
+    coop_mg_gpu_destroy(m->gpu);
+#endif
+    coop_mg_hier_destroy(&m->h);
+  }
+  free(m);
   free(pc);
 }
 
@@ -179,14 +332,15 @@ int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
                             "problem.type = matrix use solver.pc = jacobi or none");
   COOP_CHECK(mg_refusals(sv, "solver.pc = mg"));
   coop_pc *pc = calloc(1, sizeof *pc);
-  coop_mg_hier *h = calloc(1, sizeof *h);
-  if (!pc || !h) {
+  mg_pc *m = calloc(1, sizeof *m);
+  if (!pc || !m) {
     free(pc);
-    free(h);
+    free(m);
     return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   }
+  coop_mg_hier *h = &m->h;
   pc->name = "mg";
-  pc->ctx = h;
+  pc->ctx = m;
   pc->apply = pc_apply;
   pc->view = pc_view;
   pc->destroy = pc_destroy;
@@ -197,5 +351,9 @@ int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
   coop_grid_init(&s.grid, s.grid.ndim, s.grid.prec, s.grid.n, 1);
   COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(h, &s, sv->dec, sv->be, NULL, NULL)));
   h->symmetric = 1;
-  return mg_settings(sv, h);
+  COOP_CHECK(mg_settings(sv, h));
+#if COOP_HAVE_CUDA
+  if (sv->be->device_memory) COOP_CHECK(gpu_levels(sv, h, NULL, NULL, &m->gpu));
+#endif
+  return 0;
 }

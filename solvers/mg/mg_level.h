@@ -32,6 +32,10 @@
 #include "kernels/halo.h"
 #include "kernels/stencil.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Coarsening stops at a level with at most this many points, solved exactly. */
 #define COOP_MG_COARSE_MAX 2048
 #define COOP_MG_MAX_LEVELS 48
@@ -152,4 +156,7 @@ void coop_mg_coarse_band_solve(const coop_mg_hier *h, double *b);
 /* Points of level l, on all ranks. */
 int64_t coop_mg_level_points(const coop_mg_hier *h, int l);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -444,12 +444,6 @@ static int check_mg_keys(const coop_config *cfg, const char *name) {
   if (!strcmp(coop_config_str(cfg, "problem.type"), "matrix"))
     return coop_error_input("%s (from %s) needs a grid problem (problem.type = sine or laplace); for problem.type = "
                             "matrix use solver.name = cg with solver.pc = jacobi or none", what, origin);
-  if (!strcmp(coop_config_str(cfg, "run.backend"), "cuda"))
-    return coop_error_input("run.backend = cuda (from %s): %s runs on the host only for now; use run.backend = host "
-                            "or auto", coop_config_origin(cfg, "run.backend"), what);
-  if (strcmp(coop_config_str(cfg, "run.sync"), "auto"))
-    return coop_error_input("run.sync = %s (from %s) picks a GPU mode; %s runs on the host, so leave run.sync = auto",
-                            coop_config_str(cfg, "run.sync"), coop_config_origin(cfg, "run.sync"), what);
   if (pc_mg && !strcmp(coop_config_str(cfg, "solver.mg_cycle"), "f"))
     return coop_error_input("solver.mg_cycle = f (from %s): an F-cycle is not symmetric, so cg cannot take it as "
                             "solver.pc = mg; use solver.mg_cycle = v or w", coop_config_origin(cfg, "solver.mg_cycle"));

@@ -46,10 +46,10 @@ static const coop_key_info keys[] = {
 
     KEY_CHOICE("solver", "name", "jacobi", COOP_SOLVER_CHOICES,
                "method: jacobi (grids and batches), cg, pipecg (pipelined CG), bicgstab, heat "
-               "(explicit time steps; grids and generated batches) or mg (multigrid; grids, host)"),
+               "(explicit time steps; grids and generated batches) or mg (multigrid; grids)"),
     KEY_CHOICE("solver", "pc", "none", "none|jacobi|mg",
                "preconditioner of cg, pipecg and bicgstab: none, or jacobi (diagonal); cg on grids: "
-               "mg (one multigrid cycle, host)"),
+               "mg (one multigrid cycle)"),
     KEY_CHOICE("solver", "mg_cycle", "v", "v|w|f",
                "mg: the cycle, v, w or f (solver.pc = mg: v or w, which are symmetric)"),
     KEY_INT("solver", "mg_pre", "2", 0, 50, "mg: smoothing sweeps before the coarse-grid correction"),
@@ -164,6 +164,9 @@ static const coop_key_info keys[] = {
                "problem.type = matrix on cuda: how the matrix product shares rows among blocks: auto "
                "(a plan chosen from the row lengths), or row tiles handed out by clc (cc >= 10.0), "
                "atomic or static (the solve then runs run.sync = launch)"),
+    KEY_INT("tune", "mg_block_points", "8192", 0, 1e9,
+            "mg on cuda, grid mode: levels of at most this many points run on one block with block "
+            "barriers while the others wait; 0: every level on the whole grid"),
     KEY_INT("tune", "group_blocks", "0", 0, 1024,
             "[batch] inputs on cuda: blocks per problem's group for batch.sync = row, cluster or "
             "grid; 0: chosen from the problem sizes"),

@@ -1,0 +1,97 @@
+#!/bin/sh
+# Multigrid on the GPU against the host backend: run.sync = launch, graph and
+# grid give the host's field to 1e-12 relative in fp64 (1e-5 in fp32) with
+# the same cycles, on odd and uneven sizes, 2D and 3D, V, W and F cycles and
+# both smoothers; cg with solver.pc = mg likewise; the levels that grid mode
+# runs on one block change no bit; a grid-mode solve cut by max_iter and
+# restarted from its checkpoint ends with the uninterrupted one's bits; two
+# ranks on cuda are refused (one rank only for now). Skips where no GPU is.
+. "$COOP_SRCDIR/tests/common.sh"
+coop_gpu_setup
+
+MG="$INPUTS/mg_poisson.ini"
+solve() { # out, ranks, backend, sync, options...
+  coop_solve "$MG" "$@" --set output.xdmf=false
+}
+attr() { coop_solver_attr "$TMP/$1.h5" "$2"; }
+# the same cycles, or one more or fewer where the last check sits on the tolerance
+near_its() { [ $(($1 - $2)) -le 1 ] && [ $(($2 - $1)) -le 1 ]; }
+
+compare() { # name, options...  (tolerance against host: $TOL, default 1e-12)
+  name=$1
+  shift
+  coop_gpu_case "$name" || return 0
+  solve "$name-host" 1 host auto "$@"
+  for sync in launch graph grid; do
+    solve "$name-$sync" 1 cuda $sync "$@"
+    [ "$(attr "$name-$sync" mode)" = $sync ] || fail "$name: mode is not $sync"
+    [ "$(attr "$name-$sync" reason)" = converged_rtol ] || fail "$name: cuda $sync: $(attr "$name-$sync" reason)"
+    near_its "$(attr "$name-host" iterations)" "$(attr "$name-$sync" iterations)" ||
+      fail "$name: cuda $sync took $(attr "$name-$sync" iterations) cycles, host $(attr "$name-host" iterations)"
+    $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$name-$sync.h5" --rtol "${TOL:-1e-12}" ||
+      fail "$name: cuda $sync differs from host"
+  done
+  coop_gpu_done "$name"
+}
+
+# cg with one cycle as its preconditioner (launch mode: the Krylov kernels
+# around the cycle's); the dot products sum in another order than the host's
+pc_compare() { # name, options...
+  name=$1
+  shift
+  coop_gpu_case "$name" || return 0
+  solve "$name-host" 1 host auto --set solver.name=cg --set solver.pc=mg "$@"
+  solve "$name-cuda" 1 cuda auto --set solver.name=cg --set solver.pc=mg "$@"
+  [ "$(attr "$name-cuda" mode)" = launch ] || fail "$name: mode is not launch"
+  near_its "$(attr "$name-host" iterations)" "$(attr "$name-cuda" iterations)" ||
+    fail "$name: cuda took $(attr "$name-cuda" iterations) iterations, host $(attr "$name-host" iterations)"
+  $PY "$H5CHECK" close "$TMP/$name-host.h5" "$TMP/$name-cuda.h5" --rtol 1e-9 || fail "$name: cuda differs from host"
+  coop_gpu_done "$name"
+}
+
+QUICK="p2-v-rbgs p3-w-jacobi p2-fp32 pc-2 blocks ckpt refused"
+compare p2-v-rbgs --set grid.nx=257 --set grid.ny=190
+compare p3-w-jacobi --set grid.dim=3 --set grid.nx=33 --set grid.ny=40 --set grid.nz=29 --set solver.mg_cycle=w \
+  --set solver.mg_smoother=jacobi --set problem.type=laplace
+TOL=1e-5 compare p2-fp32 --set grid.nx=300 --set grid.ny=211 --set solver.precision=fp32 --set solver.rtol=1e-5
+compare p2-f-laplace --set grid.nx=512 --set grid.ny=512 --set solver.mg_cycle=f --set problem.type=laplace
+compare p3-v-rbgs --set grid.dim=3 --set grid.nx=64 --set grid.ny=47 --set grid.nz=50
+compare p2-jacobi-thin --set grid.nx=1000 --set grid.ny=37 --set solver.mg_smoother=jacobi --set solver.mg_pre=3 \
+  --set solver.mg_post=1
+TOL=1e-5 compare p3-fp32 --set grid.dim=3 --set grid.nx=40 --set grid.ny=40 --set grid.nz=40 \
+  --set solver.precision=fp32 --set solver.rtol=1e-5
+pc_compare pc-2 --set grid.nx=200 --set grid.ny=170 --set problem.type=laplace
+pc_compare pc-3 --set grid.dim=3 --set grid.nx=30 --set grid.ny=33 --set grid.nz=31 --set solver.mg_cycle=w
+
+# grid mode with every level on the whole grid: the same bits
+if coop_gpu_case blocks; then
+  o="--set grid.nx=150 --set grid.ny=301"
+  solve blocks-one 1 cuda grid $o
+  solve blocks-all 1 cuda grid $o --set tune.mg_block_points=0
+  $PY "$H5CHECK" same "$TMP/blocks-one.h5" "$TMP/blocks-all.h5" >/dev/null ||
+    fail "blocks: tune.mg_block_points = 0 changed the field"
+  coop_gpu_done blocks
+fi
+
+# grid mode cut at max_iter with checkpoints, then restarted: the uninterrupted bits
+if coop_gpu_case ckpt; then
+  o="--set grid.nx=190 --set grid.ny=120 --set solver.rtol=1e-12"
+  solve ck-full 1 cuda grid $o
+  solve ck-cut 1 cuda grid $o --set solver.max_iter=3 --set output.checkpoint_every=2
+  [ "$(attr ck-cut reason)" = diverged_its ] && [ -f "$TMP/ck-cut.ckpt.h5" ] || fail "ckpt: $(attr ck-cut reason)"
+  solve ck-rest 1 cuda grid $o --restart "$TMP/ck-cut.ckpt.h5"
+  [ "$(attr ck-rest iterations)" = "$(attr ck-full iterations)" ] ||
+    fail "ckpt: restarted took $(attr ck-rest iterations) cycles, uninterrupted $(attr ck-full iterations)"
+  $PY "$H5CHECK" same "$TMP/ck-full.h5" "$TMP/ck-rest.h5" >/dev/null || fail "ckpt: restarted field differs"
+  coop_gpu_done ckpt
+fi
+
+if coop_gpu_case refused; then
+  rc=0
+  coop_mpirun 2 "$COOPSOLVE" --backend cuda "$MG" --set grid.nx=64 --set grid.ny=64 --output "$TMP/refused.h5" \
+    >"$TMP/refused.out" 2>"$TMP/refused.err" || rc=$?
+  [ $rc = 2 ] && grep -q "^coopsolve: .*solver.name = mg on cuda runs on one rank" "$TMP/refused.err" &&
+    [ ! -e "$TMP/refused.h5" ] || { cat "$TMP/refused.out" "$TMP/refused.err"; fail "refused: exit $rc"; }
+  coop_gpu_done refused
+fi
+echo "gpu_mg: all cases passed"
