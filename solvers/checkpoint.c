@@ -171,3 +171,14 @@ int coop_ckpt_restart_has(coop_solve *sv, const char *scalar, int *has) {
   if (!ck || !ck->restart) return 0;
   return coop_ckpt_has_scalar(ck->restart, sv->comm, scalar, has);
 }
+
+int64_t coop_ckpt_next_stop(const coop_solve *sv, int64_t it, double per_iter) {
+  const struct coop_ckpt *ck = sv->ckpt;
+  const int64_t max = sv->ctl.max_iter;
+  if (!ck || it >= max) return -1;
+  const double n = COOP_CKPT_SEGMENT_SECONDS / per_iter;
+  int64_t stop = n < (double)(max - it) ? it + (n < 1.0 ? 1 : (int64_t)n) : max;
+  const int64_t due = ck->every > 0 ? (it / ck->every + 1) * ck->every : max;
+  if (due < stop) stop = due;
+  return stop < max ? stop : -1;
+}

@@ -66,4 +66,13 @@ int coop_ckpt_resume(coop_solve *sv, const coop_ckpt_state *st, int64_t *it, int
  * launch mode's), else 0; without a restart 0. Collective. */
 int coop_ckpt_restart_has(coop_solve *sv, const char *scalar, int *has);
 
+/* A whole solve in one persistent kernel runs in segments when the service is
+ * there, so that checkpoints and signals are seen: where the launch going on
+ * from iteration it stops, at the next checkpoint due and at the latest after
+ * about COOP_CKPT_SEGMENT_SECONDS at per_iter seconds an iteration; -1: at
+ * the end (no service, or max_iter first). A relaunch costs tens of
+ * microseconds against a segment's quarter second. */
+#define COOP_CKPT_SEGMENT_SECONDS 0.25
+int64_t coop_ckpt_next_stop(const coop_solve *sv, int64_t it, double per_iter);
+
 #endif

@@ -268,15 +268,9 @@ int coop_krylov_cg1_top(coop_solve *sv, int64_t it, int checked, double rr, doub
 }
 
 #if COOP_HAVE_CUDA
-/* Grid mode runs in segments when the checkpoint service is there: the
- * persistent kernel stops where a checkpoint is due (every `every`
- * iterations) and otherwise after about SEGMENT_SECONDS, so that a signal or
- * a timed checkpoint is seen that often; the host takes the new history,
- * calls coop_ckpt_point, and the next launch resumes where the last stopped,
- * with the same bits as one launch (solvers/krylov/krylov_grid.h). A relaunch costs
- * tens of microseconds against a segment's quarter second. */
-#define SEGMENT_SECONDS 0.25
-
+/* Grid mode runs in segments when the checkpoint service is there
+ * (coop_ckpt_next_stop); the next launch resumes where the last stopped, with
+ * the same bits as one launch (solvers/krylov/krylov_grid.h). */
 /* The checkpoint state of a grid-mode solve: x, the kernel's carried work
  * vectors (views of kg_work) as grid_NAME, its scalars as grid_NAME, and
  * GRID_MARK. odd: the parity they are at (0 to restore into). */
@@ -337,20 +331,6 @@ static int fetch_grid(coop_solve *sv, const krylov_data *k, coop_kg_result *h, i
   return 0;
 }
 
-/* Where the launch going on from iteration it stops: at the next checkpoint
- * due, at the latest after about SEGMENT_SECONDS at per_iter seconds an
- * iteration; -1: at the end (no checkpoint service, or max_iter first). */
-static int64_t next_stop(const coop_solve *sv, int64_t it, double per_iter) {
-  const struct coop_ckpt *ck = sv->ckpt;
-  const int64_t max = sv->ctl.max_iter;
-  if (!ck || it >= max) return -1;
-  const double n = SEGMENT_SECONDS / per_iter;
-  int64_t stop = n < (double)(max - it) ? it + (n < 1.0 ? 1 : (int64_t)n) : max;
-  const int64_t due = ck->every > 0 ? (it / ck->every + 1) * ck->every : max;
-  if (due < stop) stop = due;
-  return stop < max ? stop : -1;
-}
-
 static int run_grid(coop_solve *sv, krylov_data *k, double start) {
   coop_backend *be = sv->be;
   coop_solve_ctl *c = &sv->ctl;
@@ -380,7 +360,7 @@ static int run_grid(coop_solve *sv, krylov_data *k, double start) {
   }
   double per_iter = 3e-6 + sv->bytes_per_iter / 2e12, t_end = start;
   for (;;) {
-    a.stop_at = next_stop(sv, it, per_iter);
+    a.stop_at = coop_ckpt_next_stop(sv, it, per_iter);
     const double t0 = MPI_Wtime();
     COOP_CHECK(coop_kg_solve(&op, &a, sv->b->data, sv->x->data, k->kg_work, k->kg_result, k->grid_blocks,
                              k->grid_threads, be->stream));

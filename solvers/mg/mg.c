@@ -155,21 +155,6 @@ static int check(coop_solve *sv, const coop_ckpt_state *cs, int64_t it, double r
 }
 
 #if COOP_HAVE_CUDA
-/* Grid mode runs in segments when checkpoints are on: the kernel stops where
- * one is due, or after about SEGMENT_SECONDS so that a signal is seen. */
-#define SEGMENT_SECONDS 0.25
-
-static int64_t next_stop(const coop_solve *sv, int64_t it, double per_cycle) {
-  const struct coop_ckpt *ck = sv->ckpt;
-  const int64_t max = sv->ctl.max_iter;
-  if (!ck || it >= max) return -1;
-  const double n = SEGMENT_SECONDS / per_cycle;
-  int64_t stop = n < (double)(max - it) ? it + (n < 1.0 ? 1 : (int64_t)n) : max;
-  const int64_t due = ck->every > 0 ? (it / ck->every + 1) * ck->every : max;
-  if (due < stop) stop = due;
-  return stop < max ? stop : -1;
-}
-
 /* The cycles in the persistent kernel from check `it` on (resumed: the
  * check at it was made), its history replayed into the monitor. */
 static int run_grid(coop_solve *sv, mg_data *d, const coop_ckpt_state *cs, int64_t it, int resumed, double start) {
@@ -179,7 +164,7 @@ static int run_grid(coop_solve *sv, mg_data *d, const coop_ckpt_state *cs, int64
   double per_cycle = 1e-4, t_end = start;
   int stop = 0;
   for (;;) {
-    a.stop_at = next_stop(sv, it, per_cycle);
+    a.stop_at = coop_ckpt_next_stop(sv, it, per_cycle);
     const double t0 = MPI_Wtime();
     COOP_CHECK(coop_mg_gpu_solve(d->gpu, &a, &res));
     t_end = MPI_Wtime();
