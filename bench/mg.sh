@@ -28,8 +28,7 @@ case $sel in
   full) rows=("2 1024 fp64" "2 4096 fp64" "2 16384 fp64" "3 128 fp64" "3 256 fp64" "3 512 fp64" "2 4096 fp32" "3 256 fp32") ;;
   *) echo "bench/mg.sh: $sel: quick or full" >&2; exit 2 ;;
 esac
-methods=("mg launch|mg|launch|" "mg graph|mg|graph|" "mg grid|mg|grid|"
-         "mg grid, no level on one block|mg|grid||tune.mg_block_points=0" "cg, pc = mg|cg|auto|mg"
+methods=("mg launch|mg|launch|" "mg graph|mg|graph|" "mg grid|mg|grid|" "cg, pc = mg|cg|auto|mg"
          "cg|cg|auto|none" "cg, pc = jacobi|cg|auto|jacobi" "jacobi|jacobi|auto|")
 
 nvcc -O2 -arch=sm_90 -o "$out/devlimits" "$src/bench/devlimits.cu" 2>"$out/devlimits.err" &&

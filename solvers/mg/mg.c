@@ -55,31 +55,22 @@ static int mg_refusals(const coop_solve *sv, const char *what) {
   return 0;
 }
 
-#if COOP_HAVE_CUDA
-/* The levels on the GPU: level 0 is (u0, f0) or, NULL, arrays of its own. */
-static int gpu_levels(const coop_solve *sv, const coop_mg_hier *h, void *u0, const void *f0, coop_mg_gpu **gpu) {
-  const int64_t small = coop_config_int(sv->cfg, "tune.mg_block_points");
-  return coop_mg_gpu_create(h, sv->be, u0, f0, small, gpu);
-}
-#endif
-
-/* run.sync into a mode; grid needs cooperative launch. */
+/* run.sync into a mode. auto: graph, which measured fastest (grid mode pays a
+ * grid barrier over the whole GPU for every step, small levels too); grid
+ * needs cooperative launch. */
 static int pick_mode(coop_solve *sv, mg_data *d) {
   d->mode = MG_HOST;
   if (!sv->be->device_memory) return 0;
 #if COOP_HAVE_CUDA
-  int blocks, gb, bb, steps;
-  coop_mg_gpu_info(d->gpu, &blocks, &gb, &bb, &steps);
-  d->mode = strcmp(sv->sync, "launch") == 0 ? MG_LAUNCH : strcmp(sv->sync, "graph") == 0 ? MG_GRAPH : MG_GRID;
-  if (d->mode == MG_GRID && blocks < 1) {
-    if (strcmp(sv->sync, "grid") == 0)
-      return coop_error_input("run.sync = grid: GPU %d has no cooperative launch, which the persistent kernel "
-                              "needs; use run.sync = launch or graph", sv->be->device);
-    d->mode = MG_LAUNCH;
-  }
+  int blocks, steps;
+  coop_mg_gpu_info(d->gpu, &blocks, &steps);
+  d->mode = strcmp(sv->sync, "launch") == 0 ? MG_LAUNCH : strcmp(sv->sync, "grid") == 0 ? MG_GRID : MG_GRAPH;
+  if (d->mode == MG_GRID && blocks < 1)
+    return coop_error_input("run.sync = grid: GPU %d has no cooperative launch, which the persistent kernel "
+                            "needs; use run.sync = graph or launch", sv->be->device);
   if (d->mode == MG_GRID) {
     sv->grid_blocks = blocks;
-    sv->barriers = gb;
+    sv->barriers = steps + 1;
   }
 #endif
   return 0;
@@ -94,7 +85,7 @@ static int mg_setup(coop_solve *sv, void **data) {
   COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(&d->h, sv->s, sv->dec, sv->be, sv->u, (void *)sv->f)));
   COOP_CHECK(mg_settings(sv, &d->h));
 #if COOP_HAVE_CUDA
-  if (sv->be->device_memory) COOP_CHECK(gpu_levels(sv, &d->h, sv->u, sv->f, &d->gpu));
+  if (sv->be->device_memory) COOP_CHECK(coop_mg_gpu_create(&d->h, sv->be, sv->u, sv->f, &d->gpu));
 #endif
   COOP_CHECK(pick_mode(sv, d));
   sv->mode = mode_name(d->mode);
@@ -238,10 +229,9 @@ static void view_levels(const coop_mg_hier *h, FILE *out, const coop_mg_gpu *gpu
             h->gather);
 #if COOP_HAVE_CUDA
   if (gpu) {
-    int blocks, gb, bb, steps;
-    coop_mg_gpu_info(gpu, &blocks, &gb, &bb, &steps);
-    fprintf(out, "  mg: on the GPU, %d steps a cycle; in one kernel (grid mode) %d grid barriers and %d steps on one "
-            "block\n", steps, gb, bb);
+    int blocks, steps;
+    coop_mg_gpu_info(gpu, &blocks, &steps);
+    fprintf(out, "  mg: on the GPU, %d steps a cycle (a kernel each, or a grid barrier each in grid mode)\n", steps);
   }
 #else
   (void)gpu;
@@ -338,7 +328,7 @@ int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
   h->symmetric = 1;
   COOP_CHECK(mg_settings(sv, h));
 #if COOP_HAVE_CUDA
-  if (sv->be->device_memory) COOP_CHECK(gpu_levels(sv, h, NULL, NULL, &m->gpu));
+  if (sv->be->device_memory) COOP_CHECK(coop_mg_gpu_create(h, sv->be, NULL, NULL, &m->gpu));
 #endif
   return 0;
 }

@@ -68,7 +68,6 @@ enum Op { RBGS, JAC_R, JAC_U, RESID, NORM, RESTRICT, PROLONG, COARSE_B, COARSE_X
 
 struct Step {
   int op, lev, arg; /* arg: the colour of RBGS */
-  int small;        /* grid mode: runs on block 0 alone */
 };
 
 struct GridArgs {
@@ -264,24 +263,15 @@ __global__ void __launch_bounds__(kThreads) grid_kernel(const Dev *D, const Step
   cgrp::grid_group grid = cgrp::this_grid();
   const uint32_t gt = blockIdx.x * blockDim.x + threadIdx.x, gT = gridDim.x * blockDim.x;
   const int lead = blockIdx.x == 0 && threadIdx.x == 0;
-  const Step norm = {NORM, 0, 0, 0};
+  const Step norm = {NORM, 0, 0};
   GridState s = *st;
   if (!a.resume) s.iterations = s.checks = 0;
   int reason = COOP_REASON_NONE;
   for (bool first = !a.resume;; first = false) {
     if (!first) {
       for (int q = 0; q < nsteps; q++) {
-        const Step S = steps[q];
-        if (!S.small) {
-          run_step<R>(*D, S, gt, gT, nullptr, nullptr);
-          grid.sync();
-          continue;
-        }
-        if (blockIdx.x == 0) {
-          run_step<R>(*D, S, threadIdx.x, blockDim.x, nullptr, nullptr);
-          __syncthreads();
-        }
-        if (q + 1 == nsteps || !steps[q + 1].small) grid.sync();
+        run_step<R>(*D, steps[q], gt, gT, nullptr, nullptr);
+        grid.sync();
       }
       s.iterations++;
     }
@@ -318,7 +308,7 @@ struct coop_mg_gpu {
   void *allocs[COOP_MG_MAX_LEVELS * 40 + 16];
   int nalloc;
   Step *steps;       /* one cycle (host) */
-  int nsteps, grid_barriers, block_barriers;
+  int nsteps;
   Step *dsteps;      /* on the device */
   int blocks;        /* of the persistent kernel; 0: no grid mode */
   int part_cap;      /* partials the reduction has room for */
@@ -414,7 +404,7 @@ static int coarse_inverse(coop_mg_gpu *g) {
   return 0;
 }
 
-static int add_step(coop_mg_gpu *g, int op, int lev, int arg, int64_t small_points) {
+static int add_step(coop_mg_gpu *g, int op, int lev, int arg) {
   const coop_mg_hier *h = g->h;
   const int cap = 4096;
   if (!g->steps && !(g->steps = (Step *)calloc(cap, sizeof(Step))))
@@ -422,40 +412,37 @@ static int add_step(coop_mg_gpu *g, int op, int lev, int arg, int64_t small_poin
   if (g->nsteps == cap)
     return coop_error_input("solver.mg_cycle: the cycle has more than %d steps on the GPU (a W-cycle over %d levels); "
                             "use solver.mg_cycle = v or f", cap, h->nlev);
-  /* the coarsest solve reads cn^2 doubles: one block only where that is little */
-  const int small = small_points > 0 && coop_mg_level_points(h, lev) <= small_points &&
-                    ((op != COARSE_B && op != COARSE_X) || h->cn <= 128);
-  g->steps[g->nsteps++] = Step{op, lev, arg, small};
+  g->steps[g->nsteps++] = Step{op, lev, arg};
   return 0;
 }
 
-static int record_smooth(coop_mg_gpu *g, int l, int sweeps, int reverse, int64_t sp) {
+static int record_smooth(coop_mg_gpu *g, int l, int sweeps, int reverse) {
   for (int s = 0; s < sweeps; s++) {
     if (g->h->smoother == COOP_MG_JACOBI) {
-      COOP_CHECK(add_step(g, JAC_R, l, 0, sp));
-      COOP_CHECK(add_step(g, JAC_U, l, 0, sp));
+      COOP_CHECK(add_step(g, JAC_R, l, 0));
+      COOP_CHECK(add_step(g, JAC_U, l, 0));
       continue;
     }
-    for (int c = 0; c < 2; c++) COOP_CHECK(add_step(g, RBGS, l, reverse ? 1 - c : c, sp));
+    for (int c = 0; c < 2; c++) COOP_CHECK(add_step(g, RBGS, l, reverse ? 1 - c : c));
   }
   return 0;
 }
 
 /* The steps of coop_mg_cycle (mg_level.c's cycle_at), one rank. */
-static int record_cycle(coop_mg_gpu *g, int l, coop_mg_cycle_type type, int64_t sp) {
+static int record_cycle(coop_mg_gpu *g, int l, coop_mg_cycle_type type) {
   const coop_mg_hier *h = g->h;
   if (l == h->nlev - 1) {
-    COOP_CHECK(add_step(g, COARSE_B, l, 0, sp));
-    return add_step(g, COARSE_X, l, 0, sp);
+    COOP_CHECK(add_step(g, COARSE_B, l, 0));
+    return add_step(g, COARSE_X, l, 0);
   }
-  COOP_CHECK(record_smooth(g, l, h->pre, 0, sp));
-  COOP_CHECK(add_step(g, RESID, l, 0, sp));
-  COOP_CHECK(add_step(g, RESTRICT, l, 0, sp));
-  COOP_CHECK(record_cycle(g, l + 1, type, sp));
+  COOP_CHECK(record_smooth(g, l, h->pre, 0));
+  COOP_CHECK(add_step(g, RESID, l, 0));
+  COOP_CHECK(add_step(g, RESTRICT, l, 0));
+  COOP_CHECK(record_cycle(g, l + 1, type));
   if (type != COOP_MG_V && l + 1 < h->nlev - 1)
-    COOP_CHECK(record_cycle(g, l + 1, type == COOP_MG_W ? COOP_MG_W : COOP_MG_V, sp));
-  COOP_CHECK(add_step(g, PROLONG, l, 0, sp));
-  return record_smooth(g, l, h->post, h->symmetric, sp);
+    COOP_CHECK(record_cycle(g, l + 1, type == COOP_MG_W ? COOP_MG_W : COOP_MG_V));
+  COOP_CHECK(add_step(g, PROLONG, l, 0));
+  return record_smooth(g, l, h->post, h->symmetric);
 }
 
 template <class R>
@@ -468,17 +455,11 @@ static int plan_grid(coop_mg_gpu *g) {
   int per_sm = 0;
   COOP_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, kThreads, 0));
   g->blocks = g->be->cooperative ? per_sm * g->be->sm_count : 0;
-  g->grid_barriers = 1; /* the check's */
-  g->block_barriers = 0;
-  for (int q = 0; q < g->nsteps; q++) {
-    if (!g->steps[q].small || q + 1 == g->nsteps || !g->steps[q + 1].small) g->grid_barriers++;
-    if (g->steps[q].small) g->block_barriers++;
-  }
   return 0;
 }
 
 extern "C" int coop_mg_gpu_create(const coop_mg_hier *h, coop_backend *be, void *u0, const void *f0,
-                                  int64_t small_points, coop_mg_gpu **out) {
+                                  coop_mg_gpu **out) {
   *out = NULL;
   if (h->size != 1) return COOP_ERROR(COOP_ERR_RUNTIME, "multigrid on the GPU: one rank only");
   coop_mg_gpu *g = (coop_mg_gpu *)calloc(1, sizeof *g);
@@ -492,7 +473,7 @@ extern "C" int coop_mg_gpu_create(const coop_mg_hier *h, coop_backend *be, void 
   g->host.omega = h->omega;
   for (int l = 0; l < h->nlev; l++) COOP_CHECK(level_copy(g, l, u0, f0));
   COOP_CHECK(coarse_inverse(g));
-  COOP_CHECK(record_cycle(g, 0, h->cycle, small_points));
+  COOP_CHECK(record_cycle(g, 0, h->cycle));
   COOP_CHECK(plan_grid(g));
   int most = 1;
   for (int q = 0; q < g->nsteps; q++) {
@@ -543,7 +524,7 @@ static int launch(coop_mg_gpu *g, const Step &s, const void *vin = NULL, void *v
 
 static int launch_cycle(coop_mg_gpu *g) {
   for (int q = 0; q < g->nsteps; q++) COOP_CHECK(launch(g, g->steps[q]));
-  return launch(g, Step{NORM, 0, 0, 0});
+  return launch(g, Step{NORM, 0, 0});
 }
 
 static int fetch_sum(coop_mg_gpu *g, double *sumsq) {
@@ -553,7 +534,7 @@ static int fetch_sum(coop_mg_gpu *g, double *sumsq) {
 }
 
 extern "C" int coop_mg_gpu_residual(coop_mg_gpu *g, double *sumsq) {
-  COOP_CHECK(launch(g, Step{NORM, 0, 0, 0}));
+  COOP_CHECK(launch(g, Step{NORM, 0, 0}));
   return fetch_sum(g, sumsq);
 }
 
@@ -578,9 +559,9 @@ extern "C" int coop_mg_gpu_cycle(coop_mg_gpu *g, int graph, double *sumsq) {
 }
 
 extern "C" int coop_mg_gpu_pc(coop_mg_gpu *g, const void *r, void *z) {
-  COOP_CHECK(launch(g, Step{UNPACK, 0, 0, 0}, r, NULL));
+  COOP_CHECK(launch(g, Step{UNPACK, 0, 0}, r, NULL));
   for (int q = 0; q < g->nsteps; q++) COOP_CHECK(launch(g, g->steps[q]));
-  return launch(g, Step{PACK, 0, 0, 0}, NULL, z);
+  return launch(g, Step{PACK, 0, 0}, NULL, z);
 }
 
 extern "C" int coop_mg_gpu_solve(coop_mg_gpu *g, const coop_mg_grid_args *a, coop_mg_grid_result *res) {
@@ -626,10 +607,7 @@ extern "C" int coop_mg_gpu_solve(coop_mg_gpu *g, const coop_mg_grid_args *a, coo
   return 0;
 }
 
-extern "C" void coop_mg_gpu_info(const coop_mg_gpu *g, int *blocks, int *grid_barriers, int *block_barriers,
-                                 int *steps) {
+extern "C" void coop_mg_gpu_info(const coop_mg_gpu *g, int *blocks, int *steps) {
   *blocks = g->blocks;
-  *grid_barriers = g->grid_barriers;
-  *block_barriers = g->block_barriers;
   *steps = g->nsteps;
 }

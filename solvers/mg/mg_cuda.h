@@ -3,11 +3,10 @@
  * recorded once as a list of steps (a smoothing colour, a residual, a
  * restriction, ...). Three ways to run the list: one kernel per step
  * (launch), the same kernels replayed as a CUDA graph (graph), and one
- * cooperative persistent kernel for the whole solve (grid), where a grid
- * barrier separates steps on the large levels and the small levels run on
- * one block with block barriers while the other blocks wait at the next grid
- * barrier. Each step computes what the host's operation does (mg_host_impl.h),
- * in the same order, so the fields agree with the host's to rounding. */
+ * cooperative persistent kernel for the whole solve (grid), a grid barrier
+ * after each step. Each step computes what the host's operation does
+ * (mg_host_impl.h), in the same order, so the fields agree with the host's
+ * to rounding. */
 #ifndef COOP_MG_CUDA_H
 #define COOP_MG_CUDA_H
 
@@ -23,11 +22,8 @@ typedef struct coop_mg_gpu coop_mg_gpu;
 
 /* Device copies of h's levels (one rank: h->size == 1). Level 0's u and f
  * are u0 and f0 (device memory laid out as h->lev[0].grid; f0 NULL: a zero
- * right-hand side) or, with u0 NULL, arrays of its own (the preconditioner).
- * small_points: levels with at most this many points run on one block in
- * grid mode (0: every level on the whole grid). */
-int coop_mg_gpu_create(const coop_mg_hier *h, coop_backend *be, void *u0, const void *f0, int64_t small_points,
-                       coop_mg_gpu **out);
+ * right-hand side) or, with u0 NULL, arrays of its own (the preconditioner). */
+int coop_mg_gpu_create(const coop_mg_hier *h, coop_backend *be, void *u0, const void *f0, coop_mg_gpu **out);
 void coop_mg_gpu_destroy(coop_mg_gpu *g); /* accepts NULL */
 
 /* ||f - A u||^2 on level 0 (r gets the residual). */
@@ -58,9 +54,9 @@ typedef struct {
 
 /* res: in, the state to resume from (a->resume); out, where the launch ended. */
 int coop_mg_gpu_solve(coop_mg_gpu *g, const coop_mg_grid_args *a, coop_mg_grid_result *res);
-/* Blocks of the persistent kernel (0: grid mode cannot run here), grid
- * barriers and block barriers per cycle, steps per cycle. */
-void coop_mg_gpu_info(const coop_mg_gpu *g, int *blocks, int *grid_barriers, int *block_barriers, int *steps);
+/* Blocks of the persistent kernel (0: grid mode cannot run here) and steps
+ * a cycle (grid mode: a grid barrier each, and one for the check). */
+void coop_mg_gpu_info(const coop_mg_gpu *g, int *blocks, int *steps);
 
 #ifdef __cplusplus
 }

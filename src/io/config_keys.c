@@ -164,9 +164,6 @@ static const coop_key_info keys[] = {
                "problem.type = matrix on cuda: how the matrix product shares rows among blocks: auto "
                "(a plan chosen from the row lengths), or row tiles handed out by clc (cc >= 10.0), "
                "atomic or static (the solve then runs run.sync = launch)"),
-    KEY_INT("tune", "mg_block_points", "8192", 0, 1e9,
-            "mg on cuda, grid mode: levels of at most this many points run on one block with block "
-            "barriers while the others wait; 0: every level on the whole grid"),
     KEY_INT("tune", "group_blocks", "0", 0, 1024,
             "[batch] inputs on cuda: blocks per problem's group for batch.sync = row, cluster or "
             "grid; 0: chosen from the problem sizes"),
