@@ -31,16 +31,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) bicgstab_kernel(const Pa
                 *const V0 = P.v[5], *const V1 = P.v[6];
   Red red{P.part, 0};
   Track t{0.0, 0, COOP_REASON_NONE};
-  long long it0 = 0; /* the last iteration checked before the loop */
+  double rho, rho_old = 1.0, alpha = 1.0, omega = 1.0;
+  bool odd = false;
   const auto own_rows = [&](bool save) {
     cached_rows<KIND>(P, rows, [&](int k, long long i) {
-      keep(save, P.x[i], own(0, k));
+      keep_rows(save, k, P.x[i]);
       if (!save) own(1, k) = RH[i]; /* rhat is stored too */
     });
   };
-  double rho, rho_old = 1.0, alpha = 1.0, omega = 1.0;
-  bool odd = false;
 
+  long long it0 = 0; /* the last iteration checked before the loop */
   if (P.resume) {
     own_rows(false);
     it0 = load_state(P, t, odd, rho, rho_old, alpha, omega);
@@ -108,12 +108,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) bicgstab_kernel(const Pa
         acc[0] = dacc(acc[0], si, si);
         acc[1] = dacc(acc[1], ti, si);
         acc[2] = dacc(acc[2], ti, ti);
-        if (cached) {
-          own(3, k) = si;
-          own(4, k) = ti;
-        } else if constexpr (KIND == COOP_KG_CSR) {
+        if (cached)
+          own_put(k, 3, si, ti);
+        else if constexpr (KIND == COOP_KG_CSR)
           T[i] = ti;
-        }
       }, r, vn, P.d ? P.d : r);
       block_partial<3>(acc, red);
     }
@@ -179,9 +177,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) bicgstab_kernel(const Pa
     odd = !odd;
     if (it == P.stop_at) break;
   }
-  own_rows(true);
-  save_state(P, odd, rho, rho_old, alpha, omega);
-  finish(P, t);
+  save_state(P, t, own_rows, odd, rho, rho_old, alpha, omega);
 }
 
 /* save_state's order */

@@ -14,19 +14,18 @@ namespace {
  * and M's diagonal (then r itself is stored only when z is r).
  * Carried to the next iteration: x, r, z, p_new (as p_old), rz, beta. */
 constexpr int kCached = 5;
-/* resident blocks an SM: 64 registers on the stencil, 85 on CSR */
-constexpr int kMinBlocksStencil = 4, kMinBlocksCsr = 3;
+constexpr int kMinBlocks[] = {3, 4}; /* resident blocks an SM on CSR, stencil: 85, 64 registers */
 
 template <int KIND>
-__global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocksStencil : kMinBlocksCsr)
-    cg_kernel(const Params P) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks[KIND]) cg_kernel(const Params P) {
   cg::grid_group grid = cg::this_grid();
   const Rows rows = make_rows<KIND>(P);
   const bool cached = P.cached;
   double *const R = P.v[0], *const Z = P.d ? P.v[1] : P.v[0], *const Q = P.v[4];
   Red red{P.part, 0};
   Track t{0.0, 0, COOP_REASON_NONE};
-  long long it0 = 0; /* the last iteration checked before the loop */
+  double rz, beta = 0.0;
+  bool first = !P.resume, odd = false;
   const auto own_rows = [&](bool save) {
     cached_rows<KIND>(P, rows, [&](int k, long long i) {
       keep(save, P.x[i], own(0, k));
@@ -34,9 +33,8 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
       if (!save) own(4, k) = dget(P, i);
     });
   };
-  double rz, beta = 0.0;
-  bool first = !P.resume, odd = false;
 
+  long long it0 = 0; /* the last iteration checked before the loop */
   if (P.resume) {
     own_rows(false);
     it0 = load_state(P, t, odd, rz, beta);
@@ -74,12 +72,10 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
         const double pi = pnew(i), qi = apply_row<KIND>(P, i, p, pi, pnew);
         pn[i] = pi;
         acc[0] = dacc(acc[0], pi, qi);
-        if (cached) {
-          own(1, k) = pi;
-          own(2, k) = qi;
-        } else if constexpr (KIND == COOP_KG_CSR) {
+        if (cached)
+          own_put(k, 1, pi, qi);
+        else if constexpr (KIND == COOP_KG_CSR)
           Q[i] = qi;
-        }
       }, Z, po);
       block_partial<1>(acc, red);
     }
@@ -133,9 +129,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
     odd = !odd;
     if (it == P.stop_at) break;
   }
-  own_rows(true);
-  save_state(P, odd, rz, beta);
-  finish(P, t);
+  save_state(P, t, own_rows, odd, rz, beta);
 }
 
 /* save_state's order */

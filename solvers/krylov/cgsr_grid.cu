@@ -15,12 +15,11 @@ namespace {
  * an iteration's check to its update: x, r, w, s, p, gamma, delta,
  * gamma_old, alpha_old. */
 constexpr int kCached = 3;
-/* resident blocks an SM: 128 registers on the stencil (it spills at 85), 85 on CSR */
-constexpr int kMinBlocksStencil = 2, kMinBlocksCsr = 3;
+/* resident blocks an SM on CSR, stencil: 85, 128 registers (the stencil spills at 85) */
+constexpr int kMinBlocks[] = {3, 2};
 
 template <int KIND>
-__global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocksStencil : kMinBlocksCsr)
-    cgsr_kernel(const Params P) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks[KIND]) cgsr_kernel(const Params P) {
   cg::grid_group grid = cg::this_grid();
   const Rows rows = make_rows<KIND>(P);
   const bool cached = P.cached;
@@ -29,16 +28,16 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
                 *const S0 = P.v[4], *const S1 = P.v[5], *const Pv = P.v[6];
   Red red{P.part, 0};
   Track t{0.0, 0, COOP_REASON_NONE};
-  long long it0 = 0; /* the last iteration checked before the loop */
+  double gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0;
+  bool odd = false;
   const auto own_rows = [&](bool save) {
     cached_rows<KIND>(P, rows, [&](int k, long long i) {
       keep_rows(save, k, P.x[i], Pv[i]);
       if (!save) own(2, k) = dget(P, i);
     });
   };
-  double gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0;
-  bool odd = false;
 
+  long long it0 = 0; /* the last iteration checked before the loop */
   if (P.resume) {
     own_rows(false);
     it0 = load_state(P, t, odd, gamma, delta, gamma_old, alpha_old);
@@ -76,11 +75,10 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
   for (long long it = it0;; it++) {
     double alpha, beta;
     if (cg1_top(P, t, it, due, rr, gamma, delta, gamma_old, alpha_old, alpha, beta)) break;
-    due = true;
     const double *const R = odd ? R1 : R0, *const W = odd ? W1 : W0, *const S = odd ? S1 : S0;
-    double *const Rn = odd ? R0 : R1, *const Wn = odd ? W0 : W1, *const Sn = odd ? S0 : S1;
     /* s_new and r_new of row j, as its owner computes them */
     const auto snew = [&](long long j) { return add(W[j], mul(beta, S[j])); };
+    double *const Rn = odd ? R0 : R1, *const Wn = odd ? W0 : W1, *const Sn = odd ? S0 : S1;
     double acc[3] = {0.0, 0.0, 0.0};
     for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
       double xi, pi, di;
@@ -114,9 +112,7 @@ __global__ void __launch_bounds__(kThreads, KIND == COOP_KG_STENCIL ? kMinBlocks
     }, R, W, S, P.d ? P.d : R, P.x, Pv);
     cg1_end(grid, red, acc, alpha, gamma, delta, rr, gamma_old, alpha_old, odd);
   }
-  own_rows(true);
-  save_state(P, odd, gamma, delta, gamma_old, alpha_old);
-  finish(P, t);
+  save_state(P, t, own_rows, odd, gamma, delta, gamma_old, alpha_old);
 }
 
 /* save_state's order */

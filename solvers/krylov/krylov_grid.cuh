@@ -1,9 +1,8 @@
-/* The device machinery the persistent Krylov kernels share (solvers/krylov/krylov_grid.h),
- * and their method table: each method's kernel and its entry (KgMethod) live in its own
- * file (cg_grid.cu, cgsr_grid.cu, pipecg_grid.cu, bicgstab_grid.cu); krylov_grid.cu holds
- * the registry and launches them. Everything below the table is internal to each file
- * that includes it (an unnamed namespace, all inline), so a kernel compiles as it did
- * when all four shared one file.
+/* The device code the persistent Krylov kernels share (solvers/krylov/krylov_grid.h) and
+ * their method table. Each method's kernel and table entry (KgMethod) live in its own file
+ * (cg_grid.cu, cgsr_grid.cu, pipecg_grid.cu, bicgstab_grid.cu); krylov_grid.cu holds the
+ * registry and launches them. Below the table all is internal to each includer (unnamed
+ * namespace, inline), so a kernel's PTX is the one it had when all four shared a file.
  *
  * Layout (Rows below). CSR and narrow boxes: block b owns the rows
  * [b*chunk, (b+1)*chunk), its threads take rows start+t, start+t+T, ... .
@@ -61,26 +60,28 @@ struct KgCarried {
 };
 
 /* One method's entry in the registry (krylov_grid.cu): what the host needs to
- * size, launch and checkpoint its kernel. */
+ * size, launch and checkpoint its kernel. Defined beside the kernel, whose
+ * instantiations its kernel[] addresses are. */
 struct KgMethod {
   coop_kg_method m;
   void *kernel[2];       /* by coop_kg_kind: the CSR and the stencil instantiation */
-  int work_vectors;      /* n-vectors in Params::v */
+  int work_vectors;      /* n-vectors in Params::v (at most kMaxVectors) */
   int cached;            /* own-row values a row keeps in shared memory (cached variant) */
   int barriers_per_iter; /* coop_kg_barriers_per_iter */
-  int ns;
+  int ns;                /* at most COOP_KG_MAX_SCALARS */
   const char *const *scalars; /* save_state's order */
-  int nc;
+  int nc;                /* at most COOP_KG_MAX_CARRIED */
   const KgCarried *carried;
 };
 extern const KgMethod coop_kg_cg, coop_kg_cgsr, coop_kg_pipecg, coop_kg_bicgstab;
 
 namespace {
 
-constexpr int kThreads = 256;                /* block size the kernels are built for */
-/* Each kernel's launch bounds ask for as many resident blocks an SM as fit
- * without spills on sm_90 and sm_100: streaming is latency bound (too few
- * loads in flight), so more resident blocks help where they fit. */
+/* Block size the kernels are built for. Each kernel's launch bounds ask for as
+ * many resident blocks an SM as fit without spills on sm_90 and sm_100:
+ * streaming is latency bound (too few loads in flight), so more resident
+ * blocks help where they fit. */
+constexpr int kThreads = 256;
 constexpr int kMaxWarps = kThreads / 32;
 constexpr int kMaxBlocks = 1024;             /* partials each block re-reads per barrier */
 constexpr int kMaxRed = 3;                   /* values in one reduction */
@@ -446,9 +447,10 @@ __device__ void finish(const Params &P, const Track &t) {
 
 /* The top of iteration it of the one-reduction CG forms (single-reduction
  * CG and pipelined CG; on the host coop_krylov_cg1_top): the check of
- * ||r|| = sqrt(rr) (skipped on a resumed launch's first iteration), the
- * breakdown tests, then alpha and beta. true: the solve ends here. */
-__device__ __forceinline__ bool cg1_top(const Params &P, Track &t, long long it, bool due, double rr,
+ * ||r|| = sqrt(rr) where due (false on a resumed launch's first iteration;
+ * set for the next one), the breakdown tests, then alpha and beta. true: the
+ * solve ends here. */
+__device__ __forceinline__ bool cg1_top(const Params &P, Track &t, long long it, bool &due, double rr,
                                         double gamma, double delta, double gamma_old, double alpha_old,
                                         double &alpha, double &beta) {
   if (due) {
@@ -474,6 +476,7 @@ __device__ __forceinline__ bool cg1_top(const Params &P, Track &t, long long it,
     return true;
   }
   alpha = dvd(gamma, den);
+  due = true;
   return false;
 }
 
@@ -505,22 +508,25 @@ __device__ __forceinline__ void all_sum(cg::grid_group &g, Red &red, const doubl
 /* A launch may stop after the residual check of iteration P.stop_at (reason
  * none) and a later launch go on from there (P.resume), with the same
  * operations on the same values as one launch: the state the next iteration
- * reads is left in device memory. Each kernel ends with
+ * reads is left in device memory. Each kernel ends with save_state:
  *  - own_rows(true): the cached variant's own-row values (x, and whatever
  *    else the next iteration reads from shared memory) into their vectors;
- *  - save_state: the scalars the method carries to its next iteration and
- *    the parity of its double buffers into P.res (finish adds the Track,
- *    record the last check);
+ *  - the scalars the method carries to its next iteration and the parity of
+ *    its double buffers into P.res, then the Track (finish; record wrote the
+ *    last check);
  * and a resumed launch starts with own_rows(false) and load_state instead of
  * the initial residual. The vectors stay where they are (coop_kg_state_of
  * names them for a checkpoint). */
-template <class... D>
-__device__ void save_state(const Params &P, bool odd, const D... v) {
+template <class F, class... D>
+__device__ __forceinline__ void save_state(const Params &P, const Track &t, const F &own_rows, bool odd,
+                                           const D... v) {
+  own_rows(true);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     int k = 0;
     ((P.res->s[k++] = v), ...);
     P.res->odd = odd;
   }
+  finish(P, t);
 }
 
 /* Returns the iteration the stopped launch checked last. No barrier is

@@ -38,14 +38,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) pipecg_kernel(const Para
                 *const N0 = P.v[9], *const N1 = P.v[10];
   Red red{P.part, 0};
   Track t{0.0, 0, COOP_REASON_NONE};
-  long long it0 = 0; /* the last iteration checked before the loop */
+  double gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0, floor = 0.0, post = 0.0;
+  bool odd = false;
   const auto own_rows = [&](bool save) {
     cached_rows<KIND>(P, rows, [&](int k, long long i) {
       keep_rows(save, k, P.x[i], Rv[i], U[i], Qv[i], Sv[i], Pv[i]);
     });
   };
-  double gamma = 0.0, delta = 0.0, rr = 0.0, gamma_old = 0.0, alpha_old = 1.0, floor = 0.0, post = 0.0;
-  bool odd = false;
 
   /* The drift check after an iteration and, where it matters, the
    * replacement (see above). W, Z, N: the buffers the next iteration reads. */
@@ -108,6 +107,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) pipecg_kernel(const Para
     post = 1.0;
   };
 
+  long long it0 = 0; /* the last iteration checked before the loop */
   if (P.resume) {
     own_rows(false);
     it0 = load_state(P, t, odd, gamma, delta, gamma_old, alpha_old, floor, post);
@@ -157,7 +157,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) pipecg_kernel(const Para
   for (long long it = it0;; it++) {
     double alpha, beta;
     if (cg1_top(P, t, it, due, rr, gamma, delta, gamma_old, alpha_old, alpha, beta)) break;
-    due = true;
     const double *const W = odd ? W1 : W0, *const Z = odd ? Z1 : Z0, *const N = odd ? N1 : N0;
     double *const Wn = odd ? W0 : W1, *const Zn = odd ? Z0 : Z1, *const Nn = odd ? N0 : N1;
     double acc[3] = {0.0, 0.0, 0.0};
@@ -205,9 +204,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) pipecg_kernel(const Para
     cg1_end(grid, red, acc, alpha, gamma, delta, rr, gamma_old, alpha_old, odd);
     if ((it + 1) % kDriftEvery == 0) replace_if_drifted(Wn, Zn, Nn);
   }
-  own_rows(true);
-  save_state(P, odd, gamma, delta, gamma_old, alpha_old, floor, post);
-  finish(P, t);
+  save_state(P, t, own_rows, odd, gamma, delta, gamma_old, alpha_old, floor, post);
 }
 
 /* save_state's order */
