@@ -25,6 +25,11 @@
  * operation separately (no fused multiply-add), as kernels/vec.cu,
  * kernels/stencil_krylov.cu and host C without FMA contraction do.
  *
+ * The kernels: one file per method (solvers/krylov/cg_grid.cu, cgsr_grid.cu,
+ * pipecg_grid.cu, bicgstab_grid.cu) over the device code they share
+ * (solvers/krylov/krylov_grid.cuh); this API and the method table in
+ * solvers/krylov/krylov_grid.cu.
+ *
  * All pointers named "device" are device memory of the current device; the
  * caller owns them. Functions return 0 or a coop error status (core/error.h). */
 #ifndef COOP_KRYLOV_GRID_H
