@@ -438,18 +438,9 @@ void coop_mg_hier_destroy(coop_mg_hier *h) {
     free(L->r);
   }
   coop_mg_bridge *b = &h->bridge;
-  free(b->fbox.f);
-  free(b->ubox.u);
-  free(b->fcount);
-  free(b->fdispl);
-  free(b->ucount);
-  free(b->udispl);
-  free(b->freg);
-  free(b->ureg);
-  free(b->fall);
-  free(b->uall);
-  free(h->chol);
-  free(h->cwork);
+  void *const own[] = {b->fbox.f, b->ubox.u, b->fcount, b->fdispl, b->ucount, b->udispl,
+                       b->freg,   b->ureg,   b->fall,   b->uall,   h->chol,   h->cwork};
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) free(own[i]);
   memset(h, 0, sizeof *h);
 }
 
