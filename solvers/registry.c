@@ -33,3 +33,11 @@ int coop_pc_create(coop_solve *sv, coop_pc **out) {
 void coop_pc_destroy(coop_pc *pc) {
   if (pc) pc->destroy(pc);
 }
+
+int coop_shifted_create(coop_solve *sv, double shift, coop_shifted **out) {
+  return coop_mg_shifted_create(sv, shift, out);
+}
+
+void coop_shifted_destroy(coop_shifted *s) {
+  if (s) s->destroy(s);
+}

@@ -100,6 +100,14 @@ static int mg_setup(coop_solve *sv, void **data) {
   return 0;
 }
 
+/* ||f - A u|| on the fine level of a host hierarchy. */
+static int fine_residual_of(const coop_mg_hier *h, double *rn) {
+  double sumsq;
+  COOP_CHECK(h->ops->residual(h, 0, &sumsq));
+  *rn = sqrt(sumsq);
+  return 0;
+}
+
 /* ||f - A u|| on the fine level. */
 static int fine_residual(const mg_data *d, double *rn) {
   double sumsq;
@@ -331,4 +339,84 @@ int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
   if (sv->be->device_memory) COOP_CHECK(coop_mg_gpu_create(h, sv->be, NULL, NULL, &m->gpu));
 #endif
   return 0;
+}
+
+/* ---- the implicit heat step ---- */
+
+typedef struct {
+  coop_mg_hier h;
+  const coop_solve *sv;
+  double shift;
+} mg_shifted;
+
+static int shifted_begin(coop_shifted *s, double *rn) {
+  mg_shifted *m = s->ctx;
+  const coop_mg_level *L = &m->h.lev[0];
+  const coop_grid *g = &L->grid;
+  const double *src = m->sv->f; /* NULL: no source */
+  for (int64_t k = 0; k < g->n[2]; k++)
+    for (int64_t j = 0; j < g->n[1]; j++) {
+      const int64_t row = coop_grid_index(g, 0, j, k);
+      if (m->h.prec == COOP_FP32) {
+        const float *u = (const float *)L->u + row, *fs = src ? (const float *)m->sv->f + row : NULL;
+        float *f = (float *)L->f + row;
+        for (int64_t i = 0; i < g->n[0]; i++) f[i] = (float)m->shift * u[i] + (fs ? fs[i] : 0.0f);
+      } else {
+        const double *u = (const double *)L->u + row, *fs = src ? src + row : NULL;
+        double *f = (double *)L->f + row;
+        for (int64_t i = 0; i < g->n[0]; i++) f[i] = m->shift * u[i] + (fs ? fs[i] : 0.0);
+      }
+    }
+  return fine_residual_of(&m->h, rn);
+}
+
+static int shifted_solve(coop_shifted *s, double rtol, double rn0, int max, int *cycles, double *rn) {
+  mg_shifted *m = s->ctx;
+  *cycles = 0;
+  *rn = rn0;
+  while (*cycles < max && *rn > rtol * rn0 && isfinite(*rn)) {
+    COOP_CHECK(coop_mg_cycle(&m->h, 0));
+    COOP_CHECK(fine_residual_of(&m->h, rn));
+    ++*cycles;
+  }
+  return 0;
+}
+
+static void shifted_view(const coop_shifted *s, FILE *out) {
+  const mg_shifted *m = s->ctx;
+  view_levels(&m->h, out, NULL);
+}
+
+static void shifted_destroy(coop_shifted *s) {
+  if (!s) return;
+  mg_shifted *m = s->ctx;
+  if (m) coop_mg_hier_destroy(&m->h);
+  free(m);
+  free(s);
+}
+
+int coop_mg_shifted_create(coop_solve *sv, double shift, coop_shifted **out) {
+  *out = NULL;
+  if (sv->be->device_memory)
+    return coop_error_input("solver.scheme = implicit runs on the host backend for now; use run.backend = host");
+  COOP_CHECK(mg_refusals(sv, "solver.scheme = implicit"));
+  coop_shifted *s = calloc(1, sizeof *s);
+  mg_shifted *m = calloc(1, sizeof *m);
+  if (!s || !m) {
+    free(s);
+    free(m);
+    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  }
+  s->ctx = m;
+  s->begin = shifted_begin;
+  s->solve = shifted_solve;
+  s->view = shifted_view;
+  s->destroy = shifted_destroy;
+  *out = s;
+  m->sv = sv;
+  m->shift = shift;
+  /* level 0's u is the field; its f, the step's right-hand side, is its own */
+  COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(&m->h, sv->s, sv->dec, sv->be, sv->u, NULL)));
+  COOP_CHECK(mg_settings(sv, &m->h));
+  return coop_comm_agree(sv->comm, coop_mg_hier_set_shift(&m->h, shift));
 }

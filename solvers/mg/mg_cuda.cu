@@ -462,6 +462,7 @@ extern "C" int coop_mg_gpu_create(const coop_mg_hier *h, coop_backend *be, void 
                                   coop_mg_gpu **out) {
   *out = NULL;
   if (h->size != 1) return COOP_ERROR(COOP_ERR_RUNTIME, "multigrid on the GPU: one rank only");
+  if (h->lev[0].shift != 0.0) return COOP_ERROR(COOP_ERR_RUNTIME, "multigrid on the GPU: no shifted operator yet");
   coop_mg_gpu *g = (coop_mg_gpu *)calloc(1, sizeof *g);
   if (!g) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   *out = g;

@@ -18,7 +18,7 @@ static inline REAL CAT(pull_, SFX)(const coop_mg_level *L, int ndim, const REAL 
     s += lz * u[p - sz] + rz * u[p + sz];
     d += lz + rz;
   }
-  *diag = d;
+  *diag = d + (REAL)L->shift;
   return s;
 }
 

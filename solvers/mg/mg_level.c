@@ -177,7 +177,7 @@ static int coarse_factor(coop_mg_hier *h) {
           diag += other * (1.0 / L->gap[a][l[a]] + 1.0 / L->gap[a][l[a] + 1]);
           if (l[a] > 0) BAND(h, m, h->cstride[a]) = -other / L->gap[a][l[a]];
         }
-        BAND(h, m, 0) = diag;
+        BAND(h, m, 0) = diag + L->shift * L->vol[0][l[0]] * L->vol[1][l[1]] * L->vol[2][l[2]];
       }
   for (int64_t m = 0; m < h->cn; m++)
     for (int64_t d = m < h->bw ? m : h->bw; d >= 0; d--) {
@@ -412,6 +412,15 @@ int coop_mg_hier_create(coop_mg_hier *h, const coop_stencil *s, const coop_decom
            plan_axes(&h->lev[h->nlev - 1], h->ndim, coarsen));
   COOP_CHECK(place_levels(h, d, be));
   return h->root ? coarse_factor(h) : 0;
+}
+
+int coop_mg_hier_set_shift(coop_mg_hier *h, double shift) {
+  for (int l = 0; l < h->nlev; l++) h->lev[l].shift = shift;
+  if (!h->root) return 0;
+  free(h->chol);
+  free(h->cwork);
+  h->chol = h->cwork = NULL;
+  return coarse_factor(h);
 }
 
 void coop_mg_hier_destroy(coop_mg_hier *h) {

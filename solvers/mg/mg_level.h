@@ -67,6 +67,7 @@ typedef struct {
   int *nkid[3];
   int64_t *kid[3];
   double *kq[3];
+  double shift;      /* the operator is shift I + A (the implicit heat step), else 0 */
   void *u, *f, *r;   /* backend memory; u's ghosts hold the boundary values */
   int own_u, own_f;  /* 1: allocated here (level 0 may borrow the solver's) */
   int has_halo;      /* 1: split over ranks, halo the plan of its ghosts */
@@ -145,6 +146,11 @@ extern const coop_mg_ops coop_mg_ops_host;
 int coop_mg_hier_create(coop_mg_hier *h, const coop_stencil *s, const coop_decomp *d, coop_backend *be,
                         void *u0, void *f0);
 void coop_mg_hier_destroy(coop_mg_hier *h); /* accepts a half-built one */
+
+/* The operator shift I + A on every level (shift >= 0; the backward Euler
+ * step of the heat equation: shift = 1 / (alpha dt)), the coarsest level's
+ * factor made again. Not collective. */
+int coop_mg_hier_set_shift(coop_mg_hier *h, double shift);
 
 /* One cycle of h->cycle on level l (0: the whole grid) for A u = f, from u.
  * Collective over h->comm. */

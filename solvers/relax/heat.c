@@ -13,13 +13,20 @@
 #include <string.h>
 
 #include "solvers/checkpoint.h"
+#include "solvers/pc.h"
 #include "solvers/relax/relax.h"
 #include "solvers/solver.h"
 
+/* Cycles an implicit step may take: they reduce the residual about 30-fold
+ * each, so 50 go far below any tolerance a step asks for. */
+#define IMPLICIT_MAX_CYCLES 50
+
 typedef struct {
-  coop_relax *r;
+  coop_relax *r; /* explicit: the relaxation driver (first: the report callbacks read it) */
   double alpha;  /* solver.alpha */
   double dt_max; /* the stability limit of forward Euler */
+  coop_shifted *implicit; /* solver.scheme = implicit: the step's solver, else NULL */
+  int64_t cycles, worst; /* implicit: multigrid cycles in all, the most in one step */
 } heat_data;
 
 /* The shortest decimal that reads back as v (so a limit printed in a message
@@ -64,10 +71,23 @@ static int choose_dt(coop_solve *sv, heat_data *d) {
   return coop_heat_time_step(sv->s, d->alpha, coop_config_real(sv->cfg, "solver.dt"), &sv->dt, &d->dt_max);
 }
 
+/* Backward Euler: any dt > 0 (the driver checks that one is given). */
+static int implicit_setup(coop_solve *sv, heat_data *d) {
+  d->alpha = coop_config_real(sv->cfg, "solver.alpha");
+  double unused;
+  COOP_CHECK(coop_heat_time_step(sv->s, d->alpha, 0.0, &unused, &d->dt_max));
+  sv->dt = coop_config_real(sv->cfg, "solver.dt");
+  sv->mode = "host";
+  /* a cycle moves about as many bytes as mg's own count; a step takes a few */
+  sv->bytes_per_iter = 0.0;
+  return coop_shifted_create(sv, 1.0 / (d->alpha * sv->dt), &d->implicit);
+}
+
 static int heat_setup(coop_solve *sv, void **data) {
   heat_data *d = calloc(1, sizeof *d);
   *data = d;
   if (!d) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+  if (strcmp(coop_config_str(sv->cfg, "solver.scheme"), "implicit") == 0) return implicit_setup(sv, d);
   COOP_CHECK(choose_dt(sv, d));
   /* a step reads u and writes unew (no source to read) */
   sv->bytes_per_iter = 2.0 * (double)coop_grid_owned(&sv->s->grid) * (double)coop_prec_size(sv->s->grid.prec);
@@ -152,8 +172,53 @@ static int run_steps(coop_solve *sv, heat_data *d, double start) {
   return 0;
 }
 
+/* Backward Euler steps: each a multigrid solve to solver.rtol of the step's
+ * own residual. The residual recorded at step it is the step's starting one,
+ * ||f - A u(it)||, the same measure as the explicit scheme's. */
+static int run_implicit(coop_solve *sv, heat_data *d) {
+  coop_solve_ctl *c = &sv->ctl;
+  const int64_t steps = c->max_iter;
+  COOP_MPI(MPI_Barrier(sv->comm->world));
+  const double start = MPI_Wtime();
+  int64_t it = 0;
+  int resumed = 0, stop = 0;
+  coop_ckpt_state cs;
+  memset(&cs, 0, sizeof cs);
+  cs.field = sv->u;
+  COOP_CHECK(coop_ckpt_resume(sv, &cs, &it, &resumed));
+  c->iterations = it;
+  COOP_CHECK(snapshot(sv, it));
+  double rn;
+  for (;;) {
+    COOP_CHECK(d->implicit->begin(d->implicit, &rn));
+    if (it == 0) c->r0 = rn;
+    c->rnorm = rn;
+    if (it % c->check_every == 0 || it == steps) coop_solve_record(sv, it, rn, MPI_Wtime() - start);
+    if (!isfinite(rn) || it == steps) break;
+    int cycles;
+    double after;
+    COOP_CHECK(d->implicit->solve(d->implicit, c->rtol, rn, IMPLICIT_MAX_CYCLES, &cycles, &after));
+    d->cycles += cycles;
+    d->worst = cycles > d->worst ? cycles : d->worst;
+    c->iterations = ++it;
+    if (sv->snapshot_every > 0 && (it % sv->snapshot_every == 0 || it == steps)) COOP_CHECK(snapshot(sv, it));
+    if (it == steps) {
+      COOP_CHECK(coop_ckpt_final(sv, it, &cs));
+      continue; /* the final field's residual */
+    }
+    COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
+    if (stop) break;
+  }
+  c->reason = isfinite(c->rnorm) ? COOP_COMPLETED : COOP_DIVERGED_NAN;
+  sv->t_solve = MPI_Wtime() - start;
+  sv->steps = it;
+  coop_solve_add_time(sv, coop_solve_phase(sv, "steps"), sv->t_solve);
+  return 0;
+}
+
 static int heat_solve(coop_solve *sv, void *data) {
   heat_data *d = data;
+  if (d->implicit) return run_implicit(sv, d);
   double start;
   COOP_CHECK(coop_relax_begin(d->r, &start));
   COOP_CHECK(run_steps(sv, d, start));
@@ -162,6 +227,14 @@ static int heat_solve(coop_solve *sv, void *data) {
 
 static void heat_view(const coop_solve *sv, const void *data, FILE *out) {
   const heat_data *d = data;
+  if (d && d->implicit) {
+    fprintf(out, "  heat: implicit (backward Euler), dt %.9g (%.3g times the explicit limit %.9g), alpha %.9g; "
+            "each step multigrid to rtol %g: %lld cycles in all, at most %lld a step\n",
+            sv->dt, sv->dt / d->dt_max, d->dt_max, d->alpha, sv->ctl.rtol, (long long)d->cycles,
+            (long long)d->worst);
+    d->implicit->view(d->implicit, out);
+    return;
+  }
   fprintf(out, "  heat: dt %.9g (%.3g of the stability limit %.9g), alpha %.9g, ghost width %lld, mode %s\n",
           sv->dt, d ? sv->dt / d->dt_max : 0.0, d ? d->dt_max : 0.0, coop_config_real(sv->cfg, "solver.alpha"),
           (long long)sv->s->grid.g[0], sv->mode);
@@ -171,6 +244,7 @@ static void heat_destroy(coop_solve *sv, void *data) {
   heat_data *d = data;
   (void)sv;
   if (d) coop_relax_destroy(d->r);
+  if (d) coop_shifted_destroy(d->implicit);
   free(d);
 }
 

@@ -264,12 +264,14 @@ void coop_relax_attrs(const coop_relax *r, coop_io_result *res) {
 
 void coop_relax_report_cb(const coop_solve *sv, const void *data, FILE *out) {
   (void)sv;
-  coop_relax_report(*(coop_relax *const *)data, out);
+  const coop_relax *r = data ? *(coop_relax *const *)data : NULL;
+  if (r) coop_relax_report(r, out); /* NULL: a heat run without the driver (implicit) */
 }
 
 void coop_relax_attrs_cb(const coop_solve *sv, const void *data, coop_io_result *res) {
   (void)sv;
-  coop_relax_attrs(*(coop_relax *const *)data, res);
+  const coop_relax *r = data ? *(coop_relax *const *)data : NULL;
+  if (r) coop_relax_attrs(r, res);
 }
 
 int coop_relax_create(coop_solve *sv, double c, coop_relax **out) {

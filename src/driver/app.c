@@ -194,9 +194,15 @@ static char *checkpoint_path(const coop_config *cfg) {
   return coop_output_sibling(coop_config_str(cfg, "output.file"), ".ckpt.h5");
 }
 
-/* solver.name = mg or solver.pc = mg: the multigrid family runs. */
+/* heat with solver.scheme = implicit: each step a multigrid solve. */
+static int implicit_heat(const coop_config *cfg) {
+  return !strcmp(coop_config_str(cfg, "solver.name"), "heat") && !strcmp(coop_config_str(cfg, "solver.scheme"), "implicit");
+}
+
+/* solver.name = mg, solver.pc = mg or implicit heat: the multigrid family runs. */
 static int uses_mg(const coop_config *cfg) {
-  return !strcmp(coop_config_str(cfg, "solver.name"), "mg") || !strcmp(coop_config_str(cfg, "solver.pc"), "mg");
+  return !strcmp(coop_config_str(cfg, "solver.name"), "mg") || !strcmp(coop_config_str(cfg, "solver.pc"), "mg") ||
+         implicit_heat(cfg);
 }
 
 /* The keys a solver state depends on, "key = value" lines: a restart must
@@ -211,11 +217,12 @@ static char *fingerprint(const coop_config *cfg) {
       "solver.pc", "solver.precision", "solver.cg_single_reduction"};
   static const char *const heat[] = {"solver.alpha", "solver.dt"};
   static const char *const mg[] = {"solver.mg_cycle", "solver.mg_pre", "solver.mg_post", "solver.mg_smoother"};
-  const char *names[sizeof base / sizeof base[0] + 4];
+  const char *names[sizeof base / sizeof base[0] + 7];
   size_t nnames = 0;
   for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) names[nnames++] = base[i];
   if (!strcmp(coop_config_str(cfg, "solver.name"), "heat"))
     for (size_t i = 0; i < 2; i++) names[nnames++] = heat[i];
+  if (implicit_heat(cfg)) names[nnames++] = "solver.scheme"; /* explicit checkpoints read as before */
   if (uses_mg(cfg))
     for (size_t i = 0; i < 4; i++) names[nnames++] = mg[i];
   size_t nk = 0, len = 1;
@@ -373,6 +380,9 @@ static int check_heat_keys(const coop_config *cfg, const char *name) {
     return coop_error_input("solver.t_end = %g (from %s) applies to [batch] inputs; a grid heat run takes "
                             "solver.max_iter steps of solver.dt", t_end, coop_config_origin(cfg, "solver.t_end"));
   if (strcmp(name, "heat") == 0) return 0;
+  if (strcmp(coop_config_str(cfg, "solver.scheme"), "explicit"))
+    return coop_error_input("solver.scheme = %s (from %s) applies to solver.name = heat, not %s",
+                            coop_config_str(cfg, "solver.scheme"), coop_config_origin(cfg, "solver.scheme"), name);
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
     const int is_int = i == 3;
     const double v = is_int ? (double)coop_config_int(cfg, keys[i]) : coop_config_real(cfg, keys[i]);
@@ -406,7 +416,7 @@ static int check_schedule_keys(const coop_config *cfg) {
 static int check_mg_keys(const coop_config *cfg, const char *name) {
   static const char *const keys[] = {"solver.mg_cycle", "solver.mg_pre", "solver.mg_post", "solver.mg_smoother"};
   const char *pc = coop_config_str(cfg, "solver.pc");
-  const int is_mg = !strcmp(name, "mg"), pc_mg = !strcmp(pc, "mg");
+  const int heat_mg = implicit_heat(cfg), is_mg = !strcmp(name, "mg") || heat_mg, pc_mg = !strcmp(pc, "mg");
   /* another value for another method would be ignored; the default (as a
    * dry run's resolved configuration writes it) is not refused */
   for (size_t i = 0; i < 4 && !is_mg && !pc_mg; i++) {
@@ -421,8 +431,8 @@ static int check_mg_keys(const coop_config *cfg, const char *name) {
                               keys[i], value, coop_config_origin(cfg, keys[i]), name);
   }
   if (!is_mg && !pc_mg) return 0;
-  const char *what = is_mg ? "solver.name = mg" : "solver.pc = mg";
-  const char *origin = coop_config_origin(cfg, is_mg ? "solver.name" : "solver.pc");
+  const char *what = heat_mg ? "solver.scheme = implicit" : is_mg ? "solver.name = mg" : "solver.pc = mg";
+  const char *origin = coop_config_origin(cfg, heat_mg ? "solver.scheme" : is_mg ? "solver.name" : "solver.pc");
   const int dim = (int)coop_config_int(cfg, "grid.dim");
   const long long nx = (long long)coop_config_int(cfg, "grid.nx"), ny = (long long)coop_config_int(cfg, "grid.ny"),
                   nz = dim == 3 ? (long long)coop_config_int(cfg, "grid.nz") : 1;
@@ -471,7 +481,11 @@ static int setup_problem(app_state *a, const coop_comm *c) {
   COOP_CHECK(check_schedule_keys(a->cfg));
   COOP_CHECK(check_mg_keys(a->cfg, name));
   COOP_CHECK(coop_linsys_create(&a->ls, c, a->cfg, coop_budget_host_limit(c)));
-  if (strcmp(name, "heat") == 0) { /* before the setup, so --dry-run refuses it too */
+  if (implicit_heat(a->cfg) && !(coop_config_real(a->cfg, "solver.dt") > 0.0))
+    return coop_error_input("solver.scheme = implicit (from %s) needs solver.dt > 0: backward Euler is stable at "
+                            "any time step, so there is no limit to take a fraction of",
+                            coop_config_origin(a->cfg, "solver.scheme"));
+  if (strcmp(name, "heat") == 0 && !implicit_heat(a->cfg)) { /* before the setup, so --dry-run refuses it too */
     double dt, lim;
     COOP_CHECK(coop_heat_time_step(&a->ls.s, coop_config_real(a->cfg, "solver.alpha"),
                                    coop_config_real(a->cfg, "solver.dt"), &dt, &lim));
@@ -485,8 +499,9 @@ static int choose_backend(app_state *a, const coop_comm *c) {
   const int ngpu = coop_cuda_device_count();
   int all_have = ngpu > 0, want_dev = (int)coop_config_int(a->cfg, "run.device");
   COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, &all_have, 1, MPI_INT, MPI_MIN, c->world));
-  /* multigrid's GPU levels run on one rank so far: auto picks the host for it on several */
-  a->backend = strcmp(want, "auto") == 0 ? (all_have && !(uses_mg(a->cfg) && c->size > 1) ? "cuda" : "host") : want;
+  /* multigrid's GPU levels run on one rank so far, without implicit heat: auto picks the host there */
+  const int host_mg = uses_mg(a->cfg) && (c->size > 1 || implicit_heat(a->cfg));
+  a->backend = strcmp(want, "auto") == 0 ? (all_have && !host_mg ? "cuda" : "host") : want;
   a->device = -1;
   if (strcmp(a->backend, "host") == 0) return 0;
   if (ngpu == 0)

@@ -65,7 +65,8 @@ int coop_batch_check_keys(const coop_config *cfg) {
   static const char *const not_batch[] = {
       "solver.check_every", "solver.cg_single_reduction", "solver.precision", "tune.halo", "tune.blocks",
       "tune.overlap", "tune.fused_halo", "tune.resident", "tune.resident_depth", "tune.fuse_sweeps",
-      "tune.csr_schedule", "run.restart", "output.every", "output.checkpoint_every", "output.checkpoint_minutes"};
+      "tune.csr_schedule", "run.restart", "output.every", "output.checkpoint_every", "output.checkpoint_minutes",
+      "solver.scheme"};
   if (!coop_config_has_section(cfg, "batch")) {
     if (!coop_config_is_default(cfg, "tune.csr_schedule") && strcmp(coop_config_str(cfg, "problem.type"), "matrix"))
       return other_kind(cfg, "tune.csr_schedule", "applies to problem.type = matrix only");

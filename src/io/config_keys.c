@@ -76,6 +76,9 @@ static const coop_key_info keys[] = {
     KEY_REAL("solver", "dt", "0", 0, INFINITY, 0, 1,
              "heat: time step; 0: 0.9 of the explicit stability limit (in a batch, of each "
              "problem's own)"),
+    KEY_CHOICE("solver", "scheme", "explicit", "explicit|implicit",
+               "heat: explicit (forward Euler, dt up to the stability limit) or implicit (backward "
+               "Euler, any solver.dt > 0, each step multigrid cycles to solver.rtol; host)"),
     KEY_REAL("solver", "t_end", "0", 0, INFINITY, 0, 1,
              "heat in [batch] inputs: the time each problem steps to (its dt shortened to end "
              "there); 0: solver.max_iter steps each"),

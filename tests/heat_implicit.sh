@@ -1,0 +1,88 @@
+#!/bin/sh
+# The heat equation by backward Euler (solver.scheme = implicit: each step a
+# multigrid solve) on the host: the sine mode decays by exactly the discrete
+# factor 1 / (1 + dt alpha lambda_h) a step, at time steps far above the
+# explicit limit, 2D and 3D (an uneven box); the same bits at 1 and 3 ranks;
+# the time series' steps and times; a run cut by max_iter and restarted from
+# its checkpoint ends with the uninterrupted one's bits; input errors for no
+# solver.dt, the scheme with another solver, and in a batch.
+. "$COOP_SRCDIR/tests/common.sh"
+coop_python
+coop_tmpdir
+
+heat() { # NAME RANKS ARG...: an implicit heat run on the host into $TMP/NAME.h5
+  name=$1 n=$2
+  shift 2
+  coop_mpirun "$n" "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" --set solver.name=heat \
+    --set solver.scheme=implicit --set solver.rtol=1e-12 --set output.monitor_every=0 "$@" \
+    --output "$TMP/$name.h5" >"$TMP/$name.out" 2>&1 || { cat "$TMP/$name.out"; fail "heat run $name"; }
+}
+
+# the field against the sine mode times the discrete backward Euler factor
+decay() { # NAME DT STEPS ALPHA
+  $PY - "$TMP/$1.h5" "$2" "$3" "$4" <<'EOF' || fail "$1: not the discrete decay"
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+dt, steps, alpha = float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+g = f["fields"]
+axes = [a for a in ("x", "y", "z") if a in g]
+u = g["u"][()]
+lam, u0 = 0.0, np.ones(1)
+for a in axes:  # x fastest, so the arrays' axes run z, y, x
+    c = g[a][()]
+    h = c[0]                      # interior points at (i + 1) h
+    L = h * (len(c) + 1)
+    lam += 4 / h**2 * np.sin(np.pi * h / (2 * L)) ** 2
+    u0 = np.multiply.outer(np.sin(np.pi * c / L), u0)
+u0 = u0.reshape(u.shape)
+want = u0 / (1 + dt * alpha * lam) ** steps
+err = np.abs(u - want).max() / np.abs(want).max()
+print(f"{sys.argv[1]}: max |u - discrete decay| / max = {err:.2e}")
+sys.exit(0 if err < 1e-9 else 1)
+EOF
+}
+
+# 2D: dt 5x the explicit limit (h^2/4 on 63 x 63)
+heat d2 1 --set grid.nx=63 --set grid.ny=63 --set solver.dt=0.0003 --set solver.max_iter=20
+decay d2 0.0003 20 1
+grep -q "heat: implicit (backward Euler), dt 0.0003 (4.92 times the explicit limit" "$TMP/d2.out" ||
+  { cat "$TMP/d2.out"; fail "d2: no implicit line in the summary"; }
+# 3D, uneven sizes and box, alpha 0.5
+heat d3 1 --set grid.dim=3 --set grid.nx=21 --set grid.ny=16 --set grid.nz=25 --set grid.lz=2 \
+  --set solver.alpha=0.5 --set solver.dt=0.01 --set solver.max_iter=8
+decay d3 0.01 8 0.5
+
+# ranks: the same bits (the cycles' sums are ordered alike at any rank count)
+heat r1 1 --set grid.nx=90 --set grid.ny=71 --set solver.dt=0.001 --set solver.max_iter=6
+heat r3 3 --set grid.nx=90 --set grid.ny=71 --set solver.dt=0.001 --set solver.max_iter=6
+$PY "$H5CHECK" same "$TMP/r1.h5" "$TMP/r3.h5" >/dev/null || fail "3 ranks: not the field of 1 rank"
+
+# the time series: a snapshot every 3 steps, at times k dt
+heat ts 1 --set grid.nx=40 --set grid.ny=30 --set solver.dt=0.002 --set solver.max_iter=9 --set output.every=3
+$PY - "$TMP/ts.h5" <<'EOF' || fail "ts: the series"
+import sys, h5py, numpy as np
+s = h5py.File(sys.argv[1], "r")["series"]
+steps, times = s["step"][()].tolist(), s["time"][()]
+sys.exit(0 if steps == [0, 3, 6, 9] and np.allclose(times, [0, 0.006, 0.012, 0.018]) else f"{steps} {times}")
+EOF
+
+# checkpoint: cut at 4 of 10 steps, restarted, the uninterrupted bits
+ck="--set grid.nx=50 --set grid.ny=45 --set solver.dt=0.004 --set solver.max_iter=10"
+heat full 1 $ck
+heat cut 1 $ck --set solver.max_iter=4 --set output.checkpoint_every=3
+[ -f "$TMP/cut.ckpt.h5" ] || fail "cut: no checkpoint"
+heat rest 1 $ck --restart "$TMP/cut.ckpt.h5"
+$PY "$H5CHECK" same "$TMP/full.h5" "$TMP/rest.h5" >/dev/null || fail "restarted field differs"
+
+# ---- input errors ----
+mkdir -p "$TMP/e" && cp "$INPUTS/quickstart.ini" "$TMP/e/in.ini"
+what="no dt"
+coop_expect_input_error "$TMP/e" 1 "solver.scheme = implicit" "solver.dt > 0" in.ini --set solver.name=heat \
+  --set solver.scheme=implicit
+what="scheme with jacobi"
+coop_expect_input_error "$TMP/e" 1 "solver.scheme = implicit" "solver.name = heat, not jacobi" in.ini \
+  --set solver.scheme=implicit
+printf '[batch]\ncount = 2\ndim = 2\nsizes = 16\n[solver]\nname = heat\nscheme = implicit\n' >"$TMP/e/b.ini"
+what="in a batch"
+coop_expect_input_error "$TMP/e" 1 "solver.scheme = implicit" "[batch]" b.ini
+echo "heat_implicit: all cases passed"
