@@ -92,6 +92,16 @@ coop_solve() {
     { cat "$TMP/$out.log"; fail "$out"; }
 }
 
+# coop_heat NAME RANKS ARG...: a heat run of inputs/quickstart.ini on the host
+# backend into $TMP/NAME.h5 (its output in $TMP/NAME.out); a failure unless it ends with 0.
+coop_heat() {
+  name=$1 n=$2
+  shift 2
+  coop_mpirun "$n" "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" --set solver.name=heat \
+    --set output.monitor_every=0 "$@" --output "$TMP/$name.h5" >"$TMP/$name.out" 2>&1 ||
+    { cat "$TMP/$name.out"; fail "heat run $name"; }
+}
+
 # coop_solver_attr FILE NAME: attribute NAME of /solver in FILE (mode, iterations, reason...), as text.
 coop_solver_attr() { $PY -c 'import h5py,sys; m=h5py.File(sys.argv[1])["solver"].attrs[sys.argv[2]]; print(m.decode() if isinstance(m,bytes) else m)' "$1" "$2"; }
 

@@ -12,13 +12,7 @@
 coop_python
 coop_tmpdir
 
-heat() { # NAME RANKS ARG...: a heat run on the host backend into $TMP/NAME.h5
-  name=$1 n=$2
-  shift 2
-  coop_mpirun "$n" "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" --set solver.name=heat \
-    --set output.monitor_every=0 "$@" --output "$TMP/$name.h5" >"$TMP/$name.out" 2>&1 ||
-    { cat "$TMP/$name.out"; fail "heat run $name"; }
-}
+heat() { coop_heat "$@"; }
 
 # ---- (a) second order: dt = h^2/8 (1/2 of the 2D limit, 3/4 of the 3D one), t = 1/32 ----
 order() { # DIM SIZES...: the L2 error at t = 1/32 falls 4x per halving of h

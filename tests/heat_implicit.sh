@@ -10,12 +10,10 @@
 coop_python
 coop_tmpdir
 
-heat() { # NAME RANKS ARG...: an implicit heat run on the host into $TMP/NAME.h5
-  name=$1 n=$2
+heat() { # NAME RANKS ARG...: coop_heat by backward Euler, each step solved to 1e-12
+  hn=$1 hr=$2
   shift 2
-  coop_mpirun "$n" "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" --set solver.name=heat \
-    --set solver.scheme=implicit --set solver.rtol=1e-12 --set output.monitor_every=0 "$@" \
-    --output "$TMP/$name.h5" >"$TMP/$name.out" 2>&1 || { cat "$TMP/$name.out"; fail "heat run $name"; }
+  coop_heat "$hn" "$hr" --set solver.scheme=implicit --set solver.rtol=1e-12 "$@"
 }
 
 # the field against the sine mode times the discrete backward Euler factor

@@ -271,6 +271,17 @@ const coop_solver_type coop_solver_mg = {
 
 /* ---- the preconditioner ---- */
 
+/* An interface object and its context, zeroed, or neither. */
+static int alloc_pair(void **a, size_t na, void **b, size_t nb) {
+  *a = calloc(1, na);
+  *b = calloc(1, nb);
+  if (*a && *b) return 0;
+  free(*a);
+  free(*b);
+  *a = *b = NULL;
+  return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
+}
+
 typedef struct {
   coop_mg_hier h;
   coop_mg_gpu *gpu; /* run.backend = cuda, else NULL */
@@ -314,13 +325,9 @@ int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
     return coop_error_input("solver.pc = mg needs a grid problem (problem.type = sine or laplace); for "
                             "problem.type = matrix use solver.pc = jacobi or none");
   COOP_CHECK(mg_refusals(sv, "solver.pc = mg"));
-  coop_pc *pc = calloc(1, sizeof *pc);
-  mg_pc *m = calloc(1, sizeof *m);
-  if (!pc || !m) {
-    free(pc);
-    free(m);
-    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  }
+  coop_pc *pc;
+  mg_pc *m;
+  COOP_CHECK(alloc_pair((void **)&pc, sizeof *pc, (void **)&m, sizeof *m));
   coop_mg_hier *h = &m->h;
   pc->name = "mg";
   pc->ctx = m;
@@ -400,13 +407,9 @@ int coop_mg_shifted_create(coop_solve *sv, double shift, coop_shifted **out) {
   if (sv->be->device_memory)
     return coop_error_input("solver.scheme = implicit runs on the host backend for now; use run.backend = host");
   COOP_CHECK(mg_refusals(sv, "solver.scheme = implicit"));
-  coop_shifted *s = calloc(1, sizeof *s);
-  mg_shifted *m = calloc(1, sizeof *m);
-  if (!s || !m) {
-    free(s);
-    free(m);
-    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  }
+  coop_shifted *s;
+  mg_shifted *m;
+  COOP_CHECK(alloc_pair((void **)&s, sizeof *s, (void **)&m, sizeof *m));
   s->ctx = m;
   s->begin = shifted_begin;
   s->solve = shifted_solve;
