@@ -4,7 +4,8 @@
 # the same cycles, on odd and uneven sizes, 2D and 3D, V, W and F cycles and
 # both smoothers; cg with solver.pc = mg likewise; a grid-mode solve cut by max_iter and
 # restarted from its checkpoint ends with the uninterrupted one's bits; two
-# ranks on cuda are refused (one rank only for now). Skips where no GPU is.
+# ranks on cuda are refused (one rank only for now), and so is the implicit
+# heat step (host levels only). Skips where no GPU is.
 . "$COOP_SRCDIR/tests/common.sh"
 coop_gpu_setup
 
@@ -83,6 +84,12 @@ if coop_gpu_case refused; then
     >"$TMP/refused.out" 2>"$TMP/refused.err" || rc=$?
   [ $rc = 2 ] && grep -q "^coopsolve: .*solver.name = mg on cuda runs on one rank" "$TMP/refused.err" &&
     [ ! -e "$TMP/refused.h5" ] || { cat "$TMP/refused.out" "$TMP/refused.err"; fail "refused: exit $rc"; }
+  rc=0 # the implicit heat step has host levels only
+  "$COOPSOLVE" --backend cuda "$INPUTS/quickstart.ini" --set solver.name=heat --set solver.scheme=implicit \
+    --set solver.dt=1e-3 --set solver.max_iter=2 --output "$TMP/refused2.h5" >"$TMP/refused2.out" 2>"$TMP/refused2.err" ||
+    rc=$?
+  [ $rc = 2 ] && grep -q "^coopsolve: .*solver.scheme = implicit runs on the host backend" "$TMP/refused2.err" &&
+    [ ! -e "$TMP/refused2.h5" ] || { cat "$TMP/refused2.out" "$TMP/refused2.err"; fail "refused implicit: exit $rc"; }
   coop_gpu_done refused
 fi
 echo "gpu_mg: all cases passed"
