@@ -207,9 +207,9 @@ static int run_implicit(coop_solve *sv, heat_data *d) {
       continue; /* the final field's residual */
     }
     COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
-    if (stop) break;
+    if (stop) break; /* a signal: the reason stays none, as for the explicit steps */
   }
-  c->reason = isfinite(c->rnorm) ? COOP_COMPLETED : COOP_DIVERGED_NAN;
+  if (!stop) c->reason = isfinite(c->rnorm) ? COOP_COMPLETED : COOP_DIVERGED_NAN;
   sv->t_solve = MPI_Wtime() - start;
   sv->steps = it;
   coop_solve_add_time(sv, coop_solve_phase(sv, "steps"), sv->t_solve);
