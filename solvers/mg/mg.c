@@ -110,15 +110,15 @@ static int fine_residual_of(const coop_mg_hier *h, double *rn) {
 
 /* ||f - A u|| on the fine level. */
 static int fine_residual(const mg_data *d, double *rn) {
-  double sumsq;
 #if COOP_HAVE_CUDA
-  if (d->gpu)
+  if (d->gpu) {
+    double sumsq;
     COOP_CHECK(coop_mg_gpu_residual(d->gpu, &sumsq));
-  else
+    *rn = sqrt(sumsq);
+    return 0;
+  }
 #endif
-    COOP_CHECK(d->h.ops->residual(&d->h, 0, &sumsq));
-  *rn = sqrt(sumsq);
-  return 0;
+  return fine_residual_of(&d->h, rn);
 }
 
 /* One cycle, then ||f - A u||. */
