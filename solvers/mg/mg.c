@@ -353,27 +353,11 @@ int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
 typedef struct {
   coop_mg_hier h;
   const coop_solve *sv;
-  double shift;
 } mg_shifted;
 
 static int shifted_begin(coop_shifted *s, double *rn) {
   mg_shifted *m = s->ctx;
-  const coop_mg_level *L = &m->h.lev[0];
-  const coop_grid *g = &L->grid;
-  const double *src = m->sv->f; /* NULL: no source */
-  for (int64_t k = 0; k < g->n[2]; k++)
-    for (int64_t j = 0; j < g->n[1]; j++) {
-      const int64_t row = coop_grid_index(g, 0, j, k);
-      if (m->h.prec == COOP_FP32) {
-        const float *u = (const float *)L->u + row, *fs = src ? (const float *)m->sv->f + row : NULL;
-        float *f = (float *)L->f + row;
-        for (int64_t i = 0; i < g->n[0]; i++) f[i] = (float)m->shift * u[i] + (fs ? fs[i] : 0.0f);
-      } else {
-        const double *u = (const double *)L->u + row, *fs = src ? src + row : NULL;
-        double *f = (double *)L->f + row;
-        for (int64_t i = 0; i < g->n[0]; i++) f[i] = m->shift * u[i] + (fs ? fs[i] : 0.0);
-      }
-    }
+  coop_mg_shifted_rhs_host(&m->h, m->sv->f); /* the field's precision; NULL: no source */
   return fine_residual_of(&m->h, rn);
 }
 
@@ -417,7 +401,6 @@ int coop_mg_shifted_create(coop_solve *sv, double shift, coop_shifted **out) {
   s->destroy = shifted_destroy;
   *out = s;
   m->sv = sv;
-  m->shift = shift;
   /* level 0's u is the field; its f, the step's right-hand side, is its own */
   COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(&m->h, sv->s, sv->dec, sv->be, sv->u, NULL)));
   COOP_CHECK(mg_settings(sv, &m->h));

@@ -60,6 +60,13 @@ static int residual_host(const coop_mg_hier *h, int l, double *sumsq) {
   return 0;
 }
 
+void coop_mg_shifted_rhs_host(const coop_mg_hier *h, const void *src) {
+  if (h->prec == COOP_FP32)
+    shifted_rhs_f(&h->lev[0], src);
+  else
+    shifted_rhs_d(&h->lev[0], src);
+}
+
 /* u = 0 on a coarse level, ghosts too (the correction's boundary values). */
 static void zero_u(const coop_mg_level *C) {
   memset(C->u, 0, coop_grid_points(&C->grid) * coop_prec_size(C->grid.prec));

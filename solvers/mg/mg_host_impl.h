@@ -82,6 +82,23 @@ static double CAT(residual_, SFX)(const coop_mg_level *L, int ndim) {
   return sum;
 }
 
+/* f = shift u + src at the level's points (src laid out as the level, NULL:
+ * none): the right-hand side of the implicit heat step from the field u. */
+static void CAT(shifted_rhs_, SFX)(const coop_mg_level *L, const REAL *src) {
+  REAL *f = L->f;
+  const REAL *u = L->u;
+  const REAL shift = (REAL)L->shift;
+  const int64_t *n = L->grid.n;
+  for (int64_t k = 0; k < n[2]; k++)
+    for (int64_t j = 0; j < n[1]; j++) {
+      const int64_t row = coop_grid_index(&L->grid, 0, j, k);
+      for (int64_t i = 0; i < n[0]; i++) {
+        const int64_t p = row + i;
+        f[p] = shift * u[p] + (src ? src[p] : (REAL)0);
+      }
+    }
+}
+
 /* f(C) = R r(F) at C's points (C a level or a box of one): each coarse
  * point sums its fine kids' residuals weighted by q, kids in ascending order
  * (z, then y, then x), the order in which a pass over the fine points

@@ -152,6 +152,11 @@ void coop_mg_hier_destroy(coop_mg_hier *h); /* accepts a half-built one */
  * factor made again. Not collective. */
 int coop_mg_hier_set_shift(coop_mg_hier *h, double shift);
 
+/* Level 0's f = shift u + src on the owned points, the implicit heat step's
+ * right-hand side from the field (src: laid out as level 0, host memory;
+ * NULL: no source). Host levels. Not collective. */
+void coop_mg_shifted_rhs_host(const coop_mg_hier *h, const void *src);
+
 /* One cycle of h->cycle on level l (0: the whole grid) for A u = f, from u.
  * Collective over h->comm. */
 int coop_mg_cycle(const coop_mg_hier *h, int l);
