@@ -35,8 +35,12 @@ for a in "$@"; do
   case $a in
     quick)
       t=$(date +%s)
+      rm -f tests/*.log tests/*.trs
       timeout "$limit" make -j8 check >"$out/check.log" 2>&1 || status=1
       grep -E '^(PASS|FAIL|SKIP|ERROR|# )' "$out/check.log"
+      # When each suite ended, seconds from the start: the last ones set the wall time.
+      for f in tests/*.trs; do echo "$(($(stat -c %Y "$f") - t)) ${f%.trs}"; done | sort -n | tail -12 |
+        tee "$out/quick-ends.txt"
       for s in gpu gpu_krylov gpu_batch gpu_heat gpu_mg; do grep -E '^case |FAIL' "tests/$s.log" >"$out/quick-$s.txt"; done
       tar czf "$out/check-logs.tar.gz" tests/*.log 2>/dev/null
       echo "make check (quick tier, -j8): $(($(date +%s) - t)) s" ;;
