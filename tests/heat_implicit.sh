@@ -4,8 +4,10 @@
 # factor 1 / (1 + dt alpha lambda_h) a step, at time steps far above the
 # explicit limit, 2D and 3D (an uneven box); the same bits at 1 and 3 ranks;
 # the time series' steps and times; a run cut by max_iter and restarted from
-# its checkpoint ends with the uninterrupted one's bits; input errors for no
-# solver.dt, the scheme with another solver, and in a batch.
+# its checkpoint ends with the uninterrupted one's bits; a step whose cycles
+# run out ends the run diverged_its (exit 4 with
+# solver.error_if_not_converged); input errors for no solver.dt, the scheme
+# with another solver, and in a batch.
 . "$COOP_SRCDIR/tests/common.sh"
 coop_python
 coop_tmpdir
@@ -43,6 +45,7 @@ EOF
 # 2D: dt 5x the explicit limit (h^2/4 on 63 x 63)
 heat d2 1 --set grid.nx=63 --set grid.ny=63 --set solver.dt=0.0003 --set solver.max_iter=20
 decay d2 0.0003 20 1
+grep -q "^  reason      completed" "$TMP/d2.out" || { cat "$TMP/d2.out"; fail "d2: not completed"; }
 grep -q "heat: implicit (backward Euler), dt 0.0003 (4.92 times the explicit limit" "$TMP/d2.out" ||
   { cat "$TMP/d2.out"; fail "d2: no implicit line in the summary"; }
 # 3D, uneven sizes and box, alpha 0.5
@@ -71,6 +74,32 @@ heat cut 1 $ck --set solver.max_iter=4 --set output.checkpoint_every=3
 [ -f "$TMP/cut.ckpt.h5" ] || fail "cut: no checkpoint"
 heat rest 1 $ck --restart "$TMP/cut.ckpt.h5"
 $PY "$H5CHECK" same "$TMP/full.h5" "$TMP/rest.h5" >/dev/null || fail "restarted field differs"
+
+# a step out of cycles: rtol 1e-17 is below what fp64's rounding lets a step
+# reach, so step 1 takes all 50 and the run ends there, diverged_its, with its
+# output and a final checkpoint; exit 0, or 4 (one message, the output whole)
+# with solver.error_if_not_converged; a time series' run goes on to fill it
+short="--set grid.nx=40 --set grid.ny=30 --set solver.dt=0.002 --set solver.max_iter=9 --set solver.rtol=1e-17"
+heat short 1 $short --set output.checkpoint_every=4
+[ "$(coop_solver_attr "$TMP/short.h5" reason)" = diverged_its ] &&
+  [ "$(coop_solver_attr "$TMP/short.h5" iterations)" = 1 ] &&
+  grep -q "^  reason      diverged_its" "$TMP/short.out" &&
+  grep -q "heat: step 1 reached 50 cycles .* the run stopped there" "$TMP/short.out" ||
+  { cat "$TMP/short.out"; fail "short: not stopped at step 1 as diverged_its"; }
+[ -f "$TMP/short.ckpt.h5" ] || fail "short: no final checkpoint"
+rc=0
+coop_mpirun 2 "$COOPSOLVE" --backend host "$INPUTS/quickstart.ini" --set solver.name=heat --set output.monitor_every=0 \
+  --set solver.scheme=implicit $short --set solver.error_if_not_converged=true --output "$TMP/short4.h5" \
+  >"$TMP/short4.out" 2>"$TMP/short4.err" </dev/null || rc=$?
+[ $rc = 4 ] || { cat "$TMP/short4.out" "$TMP/short4.err"; fail "short4: exit status $rc, not 4"; }
+[ "$(grep -c '^coopsolve: the solve ended diverged_its after 1 iterations.*exit status 4' "$TMP/short4.err")" = 1 ] ||
+  { cat "$TMP/short4.err"; fail "short4: not one message"; }
+$PY "$H5CHECK" show "$TMP/short4.h5" >/dev/null || fail "short4: the output is not whole"
+heat shortts 1 $short --set output.every=3
+[ "$(coop_solver_attr "$TMP/shortts.h5" reason)" = diverged_its ] &&
+  [ "$(coop_solver_attr "$TMP/shortts.h5" iterations)" = 9 ] &&
+  grep -q "heat: step 1 reached 50 cycles .* went on to fill the time series" "$TMP/shortts.out" ||
+  { cat "$TMP/shortts.out"; fail "shortts: not gone on as diverged_its"; }
 
 # ---- input errors ----
 mkdir -p "$TMP/e" && cp "$INPUTS/quickstart.ini" "$TMP/e/in.ini"

@@ -18,7 +18,8 @@
 #include "solvers/solver.h"
 
 /* Cycles an implicit step may take: they reduce the residual about 30-fold
- * each, so 50 go far below any tolerance a step asks for. */
+ * each, so 50 reach any tolerance that rounding lets a step reach; a step
+ * that ends above its tolerance ends the run diverged_its. */
 #define IMPLICIT_MAX_CYCLES 50
 
 typedef struct {
@@ -27,6 +28,9 @@ typedef struct {
   double dt_max; /* the stability limit of forward Euler */
   coop_shifted *implicit; /* solver.scheme = implicit: the step's solver, else NULL */
   int64_t cycles, worst; /* implicit: multigrid cycles in all, the most in one step */
+  int64_t short_step;    /* implicit: the first step whose cycles ran out, else 0 */
+  double short_res;      /* its last residual over its first */
+  int went_on;           /* 1: the steps went on after it (a time series wants them all) */
 } heat_data;
 
 /* The shortest decimal that reads back as v (so a limit printed in a message
@@ -174,8 +178,9 @@ static int run_steps(coop_solve *sv, heat_data *d, double start) {
 }
 
 /* Backward Euler steps: each a multigrid solve to solver.rtol of the step's
- * own residual. The residual recorded at step it is the step's starting one,
- * ||f - A u(it)||, the same measure as the explicit scheme's. */
+ * own residual or to solver.atol; the first step whose cycles run out is the
+ * last (diverged_its). The residual recorded at step it is the step's
+ * starting one, ||f - A u(it)||, the same measure as the explicit scheme's. */
 static int run_implicit(coop_solve *sv, heat_data *d) {
   coop_solve_ctl *c = &sv->ctl;
   const int64_t steps = c->max_iter;
@@ -189,28 +194,41 @@ static int run_implicit(coop_solve *sv, heat_data *d) {
   COOP_CHECK(coop_ckpt_resume(sv, &cs, &it, &resumed));
   c->iterations = it;
   COOP_CHECK(snapshot(sv, it));
+  /* a time series has room for every snapshot up to max_iter and no fewer
+   * (io.h), so a run that writes one goes on past a short step */
+  const int series = sv->snapshot && sv->snapshot_every > 0;
   double rn;
+  int last = it == steps; /* the steps are done, or a step's cycles ran out */
   for (;;) {
     COOP_CHECK(d->implicit->begin(d->implicit, &rn));
     if (it == 0) c->r0 = rn;
     c->rnorm = rn;
-    if (it % c->check_every == 0 || it == steps) coop_solve_record(sv, it, rn, MPI_Wtime() - start);
-    if (!isfinite(rn) || it == steps) break;
+    if (it % c->check_every == 0 || last) coop_solve_record(sv, it, rn, MPI_Wtime() - start);
+    if (!isfinite(rn) || last) break;
     int cycles;
     double after;
-    COOP_CHECK(d->implicit->solve(d->implicit, c->rtol, rn, IMPLICIT_MAX_CYCLES, &cycles, &after));
+    /* the shared stop test's rule: rtol of the step's first residual, or atol */
+    const double rtol = rn > 0 ? fmax(c->rtol, c->atol / rn) : c->rtol;
+    COOP_CHECK(d->implicit->solve(d->implicit, rtol, rn, IMPLICIT_MAX_CYCLES, &cycles, &after));
     d->cycles += cycles;
     d->worst = cycles > d->worst ? cycles : d->worst;
     c->iterations = ++it;
-    if (sv->snapshot_every > 0 && (it % sv->snapshot_every == 0 || it == steps)) COOP_CHECK(snapshot(sv, it));
-    if (it == steps) {
+    if (after > rtol * rn && !d->short_step) { /* out of cycles (a NaN is the next residual's) */
+      d->short_step = it;
+      d->short_res = after / rn;
+    }
+    d->went_on = d->short_step && it > d->short_step;
+    last = it == steps || (d->short_step && !series);
+    if (sv->snapshot_every > 0 && (it % sv->snapshot_every == 0 || last)) COOP_CHECK(snapshot(sv, it));
+    if (last) { /* a final checkpoint, as a solve that reaches max_iter writes */
       COOP_CHECK(coop_ckpt_final(sv, it, &cs));
       continue; /* the final field's residual */
     }
     COOP_CHECK(coop_ckpt_point(sv, it, &cs, &stop));
     if (stop) break; /* a signal: the reason stays none, as for the explicit steps */
   }
-  if (!stop) c->reason = isfinite(c->rnorm) ? COOP_COMPLETED : COOP_DIVERGED_NAN;
+  if (!stop)
+    c->reason = !isfinite(c->rnorm) ? COOP_DIVERGED_NAN : d->short_step ? COOP_DIVERGED_ITS : COOP_COMPLETED;
   sv->t_solve = MPI_Wtime() - start;
   sv->steps = it;
   coop_solve_add_time(sv, coop_solve_phase(sv, "steps"), sv->t_solve);
@@ -233,6 +251,10 @@ static void heat_view(const coop_solve *sv, const void *data, FILE *out) {
             "each step multigrid to rtol %g: %lld cycles in all, at most %lld a step\n",
             sv->dt, sv->dt / d->dt_max, d->dt_max, d->alpha, sv->ctl.rtol, (long long)d->cycles,
             (long long)d->worst);
+    if (d->short_step)
+      fprintf(out, "  heat: step %lld reached %d cycles with its residual %.3g of its start, above its tolerance; %s\n",
+              (long long)d->short_step, IMPLICIT_MAX_CYCLES, d->short_res,
+              d->went_on ? "the steps went on to fill the time series" : "the run stopped there");
     d->implicit->view(d->implicit, out);
     return;
   }
