@@ -14,6 +14,8 @@
 # 3D 128^3, 256^3, 512^3 in fp64, and 2D 4096^2 and 3D 256^3 in fp32.
 # Methods: mg in launch, graph and grid mode; cg with pc = mg; cg; cg with
 # pc = jacobi; jacobi. The table goes to stdout and OUT_DIR/mg.md.
+# ONLY=REGEX keeps the methods whose label matches (ONLY='^mg' for the cycles
+# alone); ROWS='2 1024 fp64,3 128 fp32' replaces the tier's rows.
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: bench/mg.sh BUILD_DIR OUT_DIR [quick|full]" >&2; exit 2; }
 b=$(cd "$1" && pwd) sel=${3:-quick}
@@ -28,6 +30,7 @@ case $sel in
   full) rows=("2 1024 fp64" "2 4096 fp64" "2 16384 fp64" "3 128 fp64" "3 256 fp64" "3 512 fp64" "2 4096 fp32" "3 256 fp32") ;;
   *) echo "bench/mg.sh: $sel: quick or full" >&2; exit 2 ;;
 esac
+[ -n "${ROWS:-}" ] && IFS=, read -r -a rows <<<"$ROWS"
 methods=("mg launch|mg|launch|" "mg graph|mg|graph|" "mg grid|mg|grid|" "cg, pc = mg|cg|auto|mg"
          "cg|cg|auto|none" "cg, pc = jacobi|cg|auto|jacobi" "jacobi|jacobi|auto|")
 
@@ -73,6 +76,7 @@ for r in "${rows[@]}"; do
   box=$([ "$dim" = 3 ] && echo "${n}^3" || echo "${n}^2")
   for md in "${methods[@]}"; do
     IFS='|' read -r name s m pc x <<<"$md"
+    [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]] && continue
     res=$(one "$dim" "$n" "$p" "$s" "$m" "$pc" "$x")
     read -r it f t us by <<<"$res"
     if [[ $it =~ ^[0-9]+$ ]]; then
