@@ -48,7 +48,7 @@ resolved() {
 # ---- --help: usage and the key reference, on stdout, once at 2 ranks
 run 2 help --help
 once "$TMP/help.out" '^usage: coopsolve \[options\] INPUT$' '^  --set SECTION\.KEY=VALUE' \
-  '^  --dry-run ' '^  --output FILE ' '^  --help-all ' '^exit status: 0 success, 1 run-time failure, 2 bad'
+  '^  --dry-run ' '^  --output FILE ' '^  --help-all ' '^exit status: 0 success, 1 run-time failure, 2 bad' '^signal after a checkpoint, 4 not converged'
 ! grep -q 'usage' "$TMP/help.err" || fail "--help wrote its usage to stderr"
 awk '/^  [a-z_]+\.[a-z_]+ / { print $1 }' "$TMP/help.out" >"$TMP/help.keys"
 for k in grid.dim grid.nx grid.nz grid.ghost problem.type solver.rtol solver.max_iter \

@@ -25,7 +25,8 @@ void coop_cli_usage(FILE *out) {
         "  --help-keys=markdown     the whole key reference as Markdown (docs/keys.md)\n"
         "  --version                print the version and build configuration\n"
         "\n"
-        "exit status: 0 success, 1 run-time failure, 2 bad input or options\n",
+        "exit status: 0 success, 1 run-time failure, 2 bad input or options, 3 stopped by a\n"
+        "signal after a checkpoint, 4 not converged with solver.error_if_not_converged\n",
         out);
 }
 
