@@ -110,6 +110,10 @@ run mon --set grid.nx=100 --set grid.ny=60 --set output.monitor_every=1
 [ "$(grep -c '^  iter .* factor 0\.' "$TMP/mon.out")" = "$(field mon iterations)" ] ||
   { cat "$TMP/mon.out"; fail "monitor: not a factor a cycle"; }
 grep -q "3 levels: 100 x 60, 50 x 60, 25 x 30" "$TMP/mon.out" || { cat "$TMP/mon.out"; fail "summary: no levels"; }
+# a V(2,2) cycle smooths four times and restricts and prolongs on the fine
+# level: more than two fine residual passes of work, however it is timed
+passes=$(sed -n 's/.*a cycle and its check took \([0-9.]*\) fine-level residual passes.*/\1/p' "$TMP/mon.out")
+awk -v p="$passes" 'BEGIN { exit !(p + 0 > 2) }' || { cat "$TMP/mon.out"; fail "summary: a cycle is '$passes' residual passes"; }
 
 # ---- checkpoint and restart: the same bits ----
 ck="--set grid.nx=90 --set grid.ny=70 --set solver.rtol=1e-12"
