@@ -7,215 +7,21 @@
 
 #include "kernels/cuda_check.cuh"
 #include "solvers/mg/mg_cuda.h"
+#include "solvers/mg/mg_steps.cuh"
 #include "solvers/stop.h"
 
 namespace cgrp = cooperative_groups;
+using namespace coop_mg_steps;
 
 namespace {
 
 constexpr int kThreads = 256;
-
-/* n / d for 32-bit n and a fixed d (Granlund and Montgomery): a multiply-high
- * and two shifts instead of a division in every point's index. */
-struct FastDiv {
-  uint32_t d, m;
-  int s1, s2;
-};
-
-FastDiv fast_div(uint32_t d) {
-  int l = 0;
-  while ((1ull << l) < d) l++;
-  const uint64_t m = ((1ull << 32) * ((1ull << l) - d)) / d + 1;
-  return {d, (uint32_t)m, l ? 1 : 0, l ? l - 1 : 0};
-}
-
-__device__ __forceinline__ uint32_t quot(const FastDiv &f, uint32_t n) {
-  const uint32_t t = __umulhi(f.m, n);
-  return (t + ((n - t) >> f.s1)) >> f.s2;
-}
-
-/* One axis of a level: coefficients, volumes and the transfers to the next
- * level (mg_level.h; one rank, so global indices are local ones). */
-struct Axis {
-  const double *wl, *wr, *vol;
-  const int64_t *par[2];
-  const double *p[2];
-  const int *nkid;
-  const int64_t *kid;
-  const double *kq;
-};
-
-struct Lev {
-  void *u, *f, *r;
-  uint32_t n[3], points;
-  int64_t sy, sz, base; /* strides of j and k, index of point (0, 0, 0) */
-  FastDiv dx, dy, dhx;  /* by n[0], n[1], (n[0] + 1) / 2 */
-  Axis ax[3];
-};
-
-struct Dev {
-  int ndim, nlev;
-  double omega;
-  Lev lev[COOP_MG_MAX_LEVELS];
-  const double *cinv; /* the coarsest level's S^-1, cn x cn, in the band's numbering */
-  double *cb;         /* its right-hand side, V f */
-  int64_t cn, cs[3];
-  double *part;       /* reduction partials, a block each */
-  double *sum;
-};
-
-enum Op { RBGS, JAC_R, JAC_U, RESID, NORM, RESTRICT, PROLONG, COARSE_B, COARSE_X, UNPACK, PACK };
-
-struct Step {
-  int op, lev, arg; /* arg: the colour of RBGS */
-};
 
 struct GridArgs {
   int64_t max_iter, stop_at, hist_cap;
   double rtol, atol, dtol;
   int resume;
 };
-
-__device__ __forceinline__ void point_of(const Lev &L, uint32_t item, uint32_t &i, uint32_t &j, uint32_t &k) {
-  const uint32_t q = quot(L.dx, item);
-  i = item - q * L.n[0];
-  k = quot(L.dy, q);
-  j = q - k * L.n[1];
-}
-
-__device__ __forceinline__ int64_t index_of(const Lev &L, uint32_t i, uint32_t j, uint32_t k) {
-  return L.base + (int64_t)i + L.sy * j + L.sz * k;
-}
-
-/* The neighbours' pull and the diagonal, as the host's pull_ (mg_host_impl.h). */
-template <class R>
-__device__ __forceinline__ R pull(const Lev &L, int ndim, const R *u, int64_t p, uint32_t i, uint32_t j,
-                                  uint32_t k, R &d) {
-  const R lx = (R)L.ax[0].wl[i], rx = (R)L.ax[0].wr[i], ly = (R)L.ax[1].wl[j], ry = (R)L.ax[1].wr[j];
-  R s = lx * u[p - 1] + rx * u[p + 1] + (ly * u[p - L.sy] + ry * u[p + L.sy]);
-  d = (lx + rx) + (ly + ry);
-  if (ndim == 3) {
-    const R lz = (R)L.ax[2].wl[k], rz = (R)L.ax[2].wr[k];
-    s += lz * u[p - L.sz] + rz * u[p + L.sz];
-    d += lz + rz;
-  }
-  return s;
-}
-
-/* Items of a step: what its threads share out. */
-__host__ __device__ inline uint32_t items_of(const Dev &D, const Step &s) {
-  const Lev &L = D.lev[s.lev];
-  if (s.op == RBGS) return L.dhx.d * L.n[1] * L.n[2];
-  if (s.op == RESTRICT) return D.lev[s.lev + 1].points;
-  return L.points;
-}
-
-/* Item t, t + T, ... of step s; returns this thread's sum of squares (NORM). */
-template <class R>
-__device__ double run_step(const Dev &D, const Step &s, uint32_t t, uint32_t T, const R *vin, R *vout) {
-  const Lev &L = D.lev[s.lev];
-  const uint32_t items = items_of(D, s);
-  const int ndim = D.ndim;
-  R *u = (R *)L.u, *r = (R *)L.r;
-  const R *f = (const R *)L.f;
-  double sum = 0.0;
-  for (uint32_t item = t; item < items; item += T) {
-    uint32_t i, j, k;
-    if (s.op == RBGS) {
-      const uint32_t q = quot(L.dhx, item), ii = item - q * L.dhx.d;
-      k = quot(L.dy, q);
-      j = q - k * L.n[1];
-      i = 2 * ii + ((s.arg + j + k) & 1);
-      if (i >= L.n[0]) continue;
-      const int64_t p = index_of(L, i, j, k);
-      R d;
-      const R sn = pull(L, ndim, u, p, i, j, k, d);
-      u[p] = (f[p] + sn) / d;
-      continue;
-    }
-    if (s.op == RESTRICT) { /* f(C) = R r(F), u(C) = 0, kids in ascending order */
-      const Lev &C = D.lev[s.lev + 1];
-      uint32_t I, J, K;
-      point_of(C, item, I, J, K);
-      R acc = 0;
-      for (int c = 0; c < L.ax[2].nkid[K]; c++) {
-        const int64_t kk = L.ax[2].kid[3 * K + c];
-        const double qz = L.ax[2].kq[3 * K + c];
-        for (int b = 0; b < L.ax[1].nkid[J]; b++) {
-          const int64_t jj = L.ax[1].kid[3 * J + b];
-          const double qyz = L.ax[1].kq[3 * J + b] * qz;
-          const int64_t row = L.base + L.sy * jj + L.sz * kk;
-          for (int a = 0; a < L.ax[0].nkid[I]; a++) {
-            const double w = L.ax[0].kq[3 * I + a] * qyz;
-            acc += (R)w * r[row + L.ax[0].kid[3 * I + a]];
-          }
-        }
-      }
-      const int64_t pc = index_of(C, I, J, K);
-      ((R *)C.f)[pc] = acc;
-      ((R *)C.u)[pc] = 0;
-      continue;
-    }
-    point_of(L, item, i, j, k);
-    const int64_t p = index_of(L, i, j, k);
-    switch (s.op) {
-      case JAC_R: {
-        R d;
-        const R sn = pull(L, ndim, u, p, i, j, k, d);
-        r[p] = (R)D.omega * (f[p] - (d * u[p] - sn)) / d;
-        break;
-      }
-      case JAC_U: u[p] += r[p]; break;
-      case RESID:
-      case NORM: {
-        R d;
-        const R sn = pull(L, ndim, u, p, i, j, k, d);
-        const R res = f[p] - (d * u[p] - sn);
-        r[p] = res;
-        sum += (double)res * (double)res;
-        break;
-      }
-      case PROLONG: { /* u(F) += P u(C) */
-        const Lev &C = D.lev[s.lev + 1];
-        const R *uc = (const R *)C.u;
-        R e = 0;
-        for (int c = 0; c < 2; c++) {
-          const double pz = L.ax[2].p[c][k];
-          if (pz == 0.0) continue;
-          for (int b = 0; b < 2; b++) {
-            const double pyz = L.ax[1].p[b][j] * pz;
-            if (pyz == 0.0) continue;
-            for (int a = 0; a < 2; a++) {
-              const double w = L.ax[0].p[a][i] * pyz;
-              if (w == 0.0) continue;
-              e += (R)w * uc[index_of(C, (uint32_t)L.ax[0].par[a][i], (uint32_t)L.ax[1].par[b][j],
-                                      (uint32_t)L.ax[2].par[c][k])];
-            }
-          }
-        }
-        u[p] += e;
-        break;
-      }
-      case COARSE_B:
-        D.cb[i * D.cs[0] + j * D.cs[1] + k * D.cs[2]] =
-            L.ax[0].vol[i] * L.ax[1].vol[j] * L.ax[2].vol[k] * (double)f[p];
-        break;
-      case COARSE_X: { /* S^-1 is symmetric: thread m reads column m, coalesced */
-        const int64_t m = i * D.cs[0] + j * D.cs[1] + k * D.cs[2];
-        double acc = 0.0;
-        for (int64_t c = 0; c < D.cn; c++) acc += D.cinv[c * D.cn + m] * D.cb[c];
-        u[p] = (R)acc;
-        break;
-      }
-      case UNPACK:
-        ((R *)L.f)[p] = vin[item];
-        u[p] = 0;
-        break;
-      case PACK: vout[item] = u[p]; break;
-    }
-  }
-  return sum;
-}
 
 /* The block's sum of v in a fixed order; every thread gets it. */
 __device__ double block_sum(double v) {
@@ -356,14 +162,7 @@ static int level_copy(coop_mg_gpu *g, int l, void *u0, const void *f0) {
   const int64_t pts = coop_mg_level_points(h, l);
   if (pts >= (int64_t)UINT32_MAX || coop_grid_points(&L->grid) >= (size_t)INT64_MAX / 8)
     return coop_error_input("solver.name = mg on cuda: a level of %lld points; at most %u", (long long)pts, UINT32_MAX - 1);
-  for (int a = 0; a < 3; a++) d->n[a] = (uint32_t)L->grid.n[a];
-  d->points = (uint32_t)pts;
-  d->sy = L->grid.ext[0];
-  d->sz = L->grid.ext[0] * L->grid.ext[1];
-  d->base = coop_grid_index(&L->grid, 0, 0, 0);
-  d->dx = fast_div(d->n[0]);
-  d->dy = fast_div(d->n[1]);
-  d->dhx = fast_div((d->n[0] + 1) / 2);
+  lev_shape(h, l, d);
   const int last = l == h->nlev - 1;
   for (int a = 0; a < 3; a++) {
     const size_t n = (size_t)L->N[a];
@@ -404,47 +203,6 @@ static int coarse_inverse(coop_mg_gpu *g) {
   return 0;
 }
 
-static int add_step(coop_mg_gpu *g, int op, int lev, int arg) {
-  const coop_mg_hier *h = g->h;
-  const int cap = 4096;
-  if (!g->steps && !(g->steps = (Step *)calloc(cap, sizeof(Step))))
-    return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
-  if (g->nsteps == cap)
-    return coop_error_input("solver.mg_cycle: the cycle has more than %d steps on the GPU (a W-cycle over %d levels); "
-                            "use solver.mg_cycle = v or f", cap, h->nlev);
-  g->steps[g->nsteps++] = Step{op, lev, arg};
-  return 0;
-}
-
-static int record_smooth(coop_mg_gpu *g, int l, int sweeps, int reverse) {
-  for (int s = 0; s < sweeps; s++) {
-    if (g->h->smoother == COOP_MG_JACOBI) {
-      COOP_CHECK(add_step(g, JAC_R, l, 0));
-      COOP_CHECK(add_step(g, JAC_U, l, 0));
-      continue;
-    }
-    for (int c = 0; c < 2; c++) COOP_CHECK(add_step(g, RBGS, l, reverse ? 1 - c : c));
-  }
-  return 0;
-}
-
-/* The steps of coop_mg_cycle (mg_level.c's cycle_at), one rank. */
-static int record_cycle(coop_mg_gpu *g, int l, coop_mg_cycle_type type) {
-  const coop_mg_hier *h = g->h;
-  if (l == h->nlev - 1) {
-    COOP_CHECK(add_step(g, COARSE_B, l, 0));
-    return add_step(g, COARSE_X, l, 0);
-  }
-  COOP_CHECK(record_smooth(g, l, h->pre, 0));
-  COOP_CHECK(add_step(g, RESID, l, 0));
-  COOP_CHECK(add_step(g, RESTRICT, l, 0));
-  COOP_CHECK(record_cycle(g, l + 1, type));
-  if (type != COOP_MG_V && l + 1 < h->nlev - 1)
-    COOP_CHECK(record_cycle(g, l + 1, type == COOP_MG_W ? COOP_MG_W : COOP_MG_V));
-  COOP_CHECK(add_step(g, PROLONG, l, 0));
-  return record_smooth(g, l, h->post, h->symmetric);
-}
-
 template <class R>
 static void *grid_fn() {
   return (void *)grid_kernel<R>;
@@ -474,7 +232,11 @@ extern "C" int coop_mg_gpu_create(const coop_mg_hier *h, coop_backend *be, void 
   g->host.omega = h->omega;
   for (int l = 0; l < h->nlev; l++) COOP_CHECK(level_copy(g, l, u0, f0));
   COOP_CHECK(coarse_inverse(g));
-  COOP_CHECK(record_cycle(g, 0, h->cycle));
+  Recorder rec = {h, NULL, 0};
+  const int rc = record_cycle(&rec, 0, h->cycle);
+  g->steps = rec.steps;
+  g->nsteps = rec.n;
+  COOP_CHECK(rc);
   COOP_CHECK(plan_grid(g));
   int most = 1;
   for (int q = 0; q < g->nsteps; q++) {
