@@ -14,6 +14,10 @@
 #include "core/grid.h"
 #include "kernels/backend.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
   coop_backend *be;
   const coop_grid *s;
@@ -75,4 +79,7 @@ coop_region coop_halo_sweep_region(const coop_halo *h, int64_t ext);
 /* 1 when this rank has any neighbour. */
 int coop_halo_active(const coop_halo *h);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,5 +1,6 @@
 /* The level operations on the host: plain loops over arrays with ghost
- * layers, in the field's precision (bodies in solvers/mg/mg_host_impl.h).
+ * layers, in the field's precision (bodies in solvers/mg/mg_host_impl.h over
+ * each point's work in mg_point_impl.h).
  * On a split level each reads its neighbours' values through the level's
  * halo first; across the gather the transfers move f to the root and u
  * back. */
@@ -11,11 +12,13 @@
 
 #define REAL double
 #define SFX d
+#include "solvers/mg/mg_point_impl.h"
 #include "solvers/mg/mg_host_impl.h"
 #undef REAL
 #undef SFX
 #define REAL float
 #define SFX f
+#include "solvers/mg/mg_point_impl.h"
 #include "solvers/mg/mg_host_impl.h"
 #undef REAL
 #undef SFX
@@ -79,13 +82,10 @@ static void restrict_into(const coop_mg_hier *h, int l, const coop_mg_level *C, 
     restrict_d(&h->lev[l], C, fc);
 }
 
-/* Each rank restricts into its box of the gathered level, the root collects
- * the boxes into the whole level. */
-static int restrict_gather(const coop_mg_hier *h, int l) {
+int coop_mg_gather_f(const coop_mg_hier *h) {
   const coop_mg_bridge *b = &h->bridge;
-  const coop_mg_level *C = &h->lev[l + 1];
+  const coop_mg_level *C = &h->lev[h->gather];
   const size_t es = coop_prec_size(h->prec);
-  restrict_into(h, l, &b->fbox, b->fbox.f);
   COOP_MPI(MPI_Gatherv(b->fbox.f, (int)coop_grid_owned(&b->fbox.grid), mpi_real(h), b->fall, b->fcount, b->fdispl,
                        mpi_real(h), 0, h->comm));
   if (!h->root) return 0;
@@ -93,6 +93,13 @@ static int restrict_gather(const coop_mg_hier *h, int l) {
     COOP_CHECK(coop_unpack_host(&C->grid, &b->freg[r], C->f, (const char *)b->fall + (size_t)b->fdispl[r] * es));
   zero_u(C);
   return 0;
+}
+
+/* Each rank restricts into its box of the gathered level, the root collects
+ * the boxes into the whole level. */
+static int restrict_gather(const coop_mg_hier *h, int l) {
+  restrict_into(h, l, &h->bridge.fbox, h->bridge.fbox.f);
+  return coop_mg_gather_f(h);
 }
 
 static int restrict_host(const coop_mg_hier *h, int l) {
@@ -111,6 +118,18 @@ static void prolong_from(const coop_mg_hier *h, int l, const coop_mg_level *C, c
     prolong_d(&h->lev[l], C, uc);
 }
 
+/* the root sends each rank the coarse parents of its fine points */
+int coop_mg_scatter_u(const coop_mg_hier *h) {
+  const coop_mg_bridge *b = &h->bridge;
+  const coop_mg_level *C = &h->lev[h->gather];
+  const size_t es = coop_prec_size(h->prec);
+  for (int r = 0; h->root && r < h->size; r++)
+    COOP_CHECK(coop_pack_host(&C->grid, &b->ureg[r], C->u, (char *)b->uall + (size_t)b->udispl[r] * es));
+  COOP_MPI(MPI_Scatterv(b->uall, b->ucount, b->udispl, mpi_real(h), b->ubox.u, (int)coop_grid_owned(&b->ubox.grid),
+                        mpi_real(h), 0, h->comm));
+  return 0;
+}
+
 static int prolong_host(const coop_mg_hier *h, int l) {
   const coop_mg_level *C = &h->lev[l + 1];
   if (l + 1 != h->gather) {
@@ -118,14 +137,8 @@ static int prolong_host(const coop_mg_hier *h, int l) {
     prolong_from(h, l, C, C->u);
     return 0;
   }
-  /* the root sends each rank the coarse parents of its fine points */
-  const coop_mg_bridge *b = &h->bridge;
-  const size_t es = coop_prec_size(h->prec);
-  for (int r = 0; h->root && r < h->size; r++)
-    COOP_CHECK(coop_pack_host(&C->grid, &b->ureg[r], C->u, (char *)b->uall + (size_t)b->udispl[r] * es));
-  COOP_MPI(MPI_Scatterv(b->uall, b->ucount, b->udispl, mpi_real(h), b->ubox.u, (int)coop_grid_owned(&b->ubox.grid),
-                        mpi_real(h), 0, h->comm));
-  prolong_from(h, l, &b->ubox, b->ubox.u);
+  COOP_CHECK(coop_mg_scatter_u(h));
+  prolong_from(h, l, &h->bridge.ubox, h->bridge.ubox.u);
   return 0;
 }
 

@@ -157,6 +157,14 @@ int coop_mg_hier_set_shift(coop_mg_hier *h, double shift);
  * NULL: no source). Host levels. Not collective. */
 void coop_mg_shifted_rhs_host(const coop_mg_hier *h, const void *src);
 
+/* The transfers across the gather on the host, for a backend whose split
+ * levels live elsewhere: the root collects the ranks' bridge.fbox.f (each
+ * rank's restriction into its box) into level gather's f (and zeroes its
+ * u); the root sends each rank its bridge.ubox.u (the parents of its fine
+ * points). Collective over h->comm. */
+int coop_mg_gather_f(const coop_mg_hier *h);
+int coop_mg_scatter_u(const coop_mg_hier *h);
+
 /* One cycle of h->cycle on level l (0: the whole grid) for A u = f, from u.
  * Collective over h->comm. */
 int coop_mg_cycle(const coop_mg_hier *h, int l);

@@ -7,6 +7,10 @@
 
 #include "core/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 int coop_error_mpi(int mpi_code, const char *call, const char *file, int line);
 
 /* Wrap every MPI call: an MPI error becomes a run-time fault naming the call. */
@@ -44,4 +48,7 @@ int coop_fault(const coop_comm *c, const char *where);
 /* 1 when the MPI library can take device pointers (MPIX_Query_cuda_support). */
 int coop_comm_cuda_aware(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
