@@ -15,14 +15,16 @@
 # Methods: mg in launch, graph and grid mode; cg with pc = mg; cg; cg with
 # pc = jacobi; jacobi. The table goes to stdout and OUT_DIR/mg.md.
 # ONLY=REGEX keeps the methods whose label matches (ONLY='^mg' for the cycles
-# alone); ROWS='2 1024 fp64,3 128 fp32' replaces the tier's rows.
+# alone); ROWS='2 1024 fp64,3 128 fp32' replaces the tier's rows. RANKS=N runs
+# every row on N ranks (mpirun; a rank a GPU where the node has N, else they
+# share; multigrid on several ranks runs launch mode only, ONLY='^mg launch|^cg').
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: bench/mg.sh BUILD_DIR OUT_DIR [quick|full]" >&2; exit 2; }
 b=$(cd "$1" && pwd) sel=${3:-quick}
 mkdir -p "$2"
 out=$(cd "$2" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
-limit=${LIMIT:-60} backend=${BACKEND:-cuda} problem=${PROBLEM:-laplace}
+limit=${LIMIT:-60} backend=${BACKEND:-cuda} problem=${PROBLEM:-laplace} ranks=${RANKS:-1}
 printf '[problem]\ntype = %s\n\n[output]\nfile = mg.h5\n' "$problem" >"$out/base.ini"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 case $sel in
@@ -49,7 +51,9 @@ one() { # dim n prec solver sync pc [key=value]: prints "its factor seconds us_p
   [ -n "$pc" ] && a+=(--set solver.pc="$pc")
   [ -n "$x" ] && a+=(--set "$x")
   [ "$s" = jacobi ] && a+=(--set solver.check_every=100)
-  timeout "$limit" "$b/coopsolve" "$out/base.ini" "${a[@]}" >"$out/$tag.log" 2>&1
+  local run=("$b/coopsolve")
+  [ "$ranks" -gt 1 ] && run=(mpirun --oversubscribe -np "$ranks" "$b/coopsolve")
+  timeout "$limit" "${run[@]}" "$out/base.ini" "${a[@]}" >"$out/$tag.log" 2>&1
   local rc=$?
   if [ $rc = 124 ]; then echo "> ${limit} s"; return; fi
   [ $rc = 0 ] || { echo "failed (exit $rc)"; return; }
@@ -62,7 +66,7 @@ one() { # dim n prec solver sync pc [key=value]: prints "its factor seconds us_p
 }
 
 {
-  echo "# Time to solution, $problem problem, rtol 1e-8, one GPU ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
+  echo "# Time to solution, $problem problem, rtol 1e-8, $ranks rank(s) ($(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd, -))"
   echo
   echo "- Date: $(date -u +%F). Command: \`bench/mg.sh BUILD $sel\`; $("$b/coopsolve" --version | head -1)."
   echo "- Copy bandwidth measured in this call: $copy GB/s (bench/devlimits.cu). Floor: the method's bytes an"

@@ -162,11 +162,10 @@ for k in run.blocks run.resident run.halo run.group_blocks run.schedule run.sync
 done
 
 # every example input is a run that starts: its dry run passes at 2 ranks
-# (the matrix example names a matrix of the tests; multigrid runs on one rank for now)
+# (the matrix example names a matrix of the tests)
 for f in "$INPUTS"/*.ini; do
   extra= ranks=2
   case $f in */matrix.ini) extra="--set problem.matrix=$COOP_SRCDIR/tests/data/nos6.mtx" ;; esac
-  case $f in */mg_poisson.ini) ranks=1 ;; esac
   coop_mpirun $ranks "$COOPSOLVE" --backend host "$f" $extra --dry-run >"$TMP/dry.out" 2>&1 ||
     { cat "$TMP/dry.out"; fail "$f: its dry run fails"; }
 done

@@ -1,7 +1,7 @@
 /* The GPU multigrid's steps (solvers/mg/mg_steps.cuh) run on the host, one
  * item at a time, against the host cycle (coop_mg_cycle): the same field to
- * rounding after a few cycles, as a solver and as a preconditioner, on odd
- * and thin sizes, 2D
+ * rounding after a few cycles, as a solver and as a preconditioner, with
+ * the operator shift of the implicit heat step, on odd and thin sizes, 2D
  * and 3D, V, W and F cycles, both smoothers, odd sweep counts, fp64 and
  * fp32. Items run forward and backward: a step whose items read what
  * another item of the same step writes gives two answers. No GPU needed. */
@@ -25,6 +25,7 @@ struct Case {
   int pre, post;
   coop_mg_cycle_type cycle;
   int symmetric, pc, fp32;
+  double shift;
 };
 
 double rnd(uint64_t *s) {
@@ -46,7 +47,7 @@ std::vector<R> field(const coop_grid *g, uint64_t *seed, double boundary) {
 }
 
 /* The steps' view of host level arrays, as mg_cuda.cu's level_copy makes it
- * of device ones. */
+ * of device ones (r: a copy of u, so its ghosts hold u's). */
 template <class R>
 void describe(const coop_mg_hier *h, Dev *D, std::vector<std::vector<R>> *store, R *u0, R *f0) {
   memset(D, 0, sizeof *D);
@@ -63,7 +64,7 @@ void describe(const coop_mg_hier *h, Dev *D, std::vector<std::vector<R>> *store,
     d->u = own ? store->back().data() : u0;
     store->emplace_back(pts, (R)0);
     d->f = own || !f0 ? store->back().data() : f0;
-    store->emplace_back(pts, (R)0);
+    store->emplace_back(own ? std::vector<R>(pts, (R)0) : std::vector<R>(u0, u0 + pts));
     d->r = store->back().data();
     lev_shape(h, l, d);
     for (int a = 0; a < 3; a++) {
@@ -136,6 +137,7 @@ double compare(const Case &c) {
       h->post = c.post;
       h->cycle = c.cycle;
       h->symmetric = c.symmetric;
+      if (c.shift > 0) CU_ASSERT_FATAL(coop_mg_hier_set_shift(h, c.shift) == 0);
     }
     Dev D;
     std::vector<std::vector<R>> store;
@@ -153,6 +155,11 @@ double compare(const Case &c) {
     Recorder rec = {&hemu, NULL, 0};
     CU_ASSERT_FATAL(record_cycle(&rec, 0, hemu.cycle) == 0);
     std::vector<R> zref(nown), zemu(nown);
+    if (c.shift > 0 && !c.pc) { /* the implicit step's right-hand side from the field and f0 as its source */
+      coop_mg_shifted_rhs_host(&href, f0.data());
+      run<R>(D, Step{SHIFTED_RHS, 0, 0}, backward, f0.data(), (R *)NULL);
+      worst = fmax(worst, max_rel<R>(g, (const R *)D.lev[0].f, (const R *)href.lev[0].f));
+    }
     for (int cyc = 0; cyc < 3; cyc++) {
       if (c.pc) {
         const coop_mg_level *L = &href.lev[0];
@@ -191,38 +198,46 @@ double compare(const Case &c) {
 void check(const Case &c, double bound) {
   const double w = c.fp32 ? compare<float>(c) : compare<double>(c);
   if (!(w <= bound))
-    fprintf(stderr, "case %dD %lld x %lld x %lld, smoother %d, (%d,%d), cycle %d, symmetric %d, pc %d, fp32 %d: %.3g against "
-                    "%.1g\n", c.ndim, (long long)c.n[0], (long long)c.n[1], (long long)c.n[2], c.smoother, c.pre,
-            c.post, c.cycle, c.symmetric, c.pc, c.fp32, w, bound);
+    fprintf(stderr, "case %dD %lld x %lld x %lld, smoother %d, (%d,%d), cycle %d, symmetric %d, pc %d, fp32 %d, shift %g: "
+                    "%.3g against %.1g\n", c.ndim, (long long)c.n[0], (long long)c.n[1], (long long)c.n[2], c.smoother,
+            c.pre, c.post, c.cycle, c.symmetric, c.pc, c.fp32, c.shift, w, bound);
   CU_ASSERT(w <= bound);
 }
 
 void test_solver(void) {
   const Case cases[] = {
-      {2, {37, 29, 1}, COOP_MG_RBGS, 2, 2, COOP_MG_V, 0, 0, 0},
-      {2, {64, 40, 1}, COOP_MG_RBGS, 1, 3, COOP_MG_F, 0, 0, 0},
-      {2, {101, 7, 1}, COOP_MG_JACOBI, 3, 1, COOP_MG_W, 0, 0, 0},
-      {3, {13, 10, 11}, COOP_MG_RBGS, 2, 1, COOP_MG_W, 0, 0, 0},
-      {3, {16, 9, 14}, COOP_MG_JACOBI, 2, 2, COOP_MG_V, 0, 0, 0},
-      {3, {5, 18, 12}, COOP_MG_RBGS, 0, 1, COOP_MG_V, 1, 0, 0},
+      {2, {37, 29, 1}, COOP_MG_RBGS, 2, 2, COOP_MG_V, 0, 0, 0, 0.0},
+      {2, {64, 40, 1}, COOP_MG_RBGS, 1, 3, COOP_MG_F, 0, 0, 0, 0.0},
+      {2, {101, 7, 1}, COOP_MG_JACOBI, 3, 1, COOP_MG_W, 0, 0, 0, 0.0},
+      {3, {13, 10, 11}, COOP_MG_RBGS, 2, 1, COOP_MG_W, 0, 0, 0, 0.0},
+      {3, {16, 9, 14}, COOP_MG_JACOBI, 2, 2, COOP_MG_V, 0, 0, 0, 0.0},
+      {3, {5, 18, 12}, COOP_MG_RBGS, 0, 1, COOP_MG_V, 1, 0, 0, 0.0},
   };
   for (const Case &c : cases) check(c, 1e-12);
 }
 
 void test_pc(void) {
   const Case cases[] = {
-      {2, {45, 38, 1}, COOP_MG_RBGS, 2, 2, COOP_MG_V, 1, 1, 0},
-      {3, {12, 15, 11}, COOP_MG_JACOBI, 1, 1, COOP_MG_W, 1, 1, 0},
+      {2, {45, 38, 1}, COOP_MG_RBGS, 2, 2, COOP_MG_V, 1, 1, 0, 0.0},
+      {3, {12, 15, 11}, COOP_MG_JACOBI, 1, 1, COOP_MG_W, 1, 1, 0, 0.0},
   };
   for (const Case &c : cases) check(c, 1e-12);
 }
 
 void test_fp32(void) {
   const Case cases[] = {
-      {2, {50, 33, 1}, COOP_MG_RBGS, 2, 2, COOP_MG_V, 0, 0, 1},
-      {3, {11, 14, 9}, COOP_MG_JACOBI, 3, 2, COOP_MG_F, 0, 0, 1},
+      {2, {50, 33, 1}, COOP_MG_RBGS, 2, 2, COOP_MG_V, 0, 0, 1, 0.0},
+      {3, {11, 14, 9}, COOP_MG_JACOBI, 3, 2, COOP_MG_F, 0, 0, 1, 0.0},
   };
   for (const Case &c : cases) check(c, 1e-4);
+}
+
+void test_shift(void) {
+  const Case cases[] = {
+      {2, {40, 31, 1}, COOP_MG_RBGS, 2, 2, COOP_MG_V, 0, 0, 0, 250.0},
+      {3, {14, 12, 13}, COOP_MG_JACOBI, 2, 2, COOP_MG_V, 0, 0, 0, 3.0e4},
+  };
+  for (const Case &c : cases) check(c, 1e-12);
 }
 
 } // namespace
@@ -232,6 +247,7 @@ int main(void) {
       {"the steps as a solver: the host's cycles", test_solver},
       {"the steps as a preconditioner", test_pc},
       {"fp32", test_fp32},
+      {"the implicit heat step's shifted operator and right-hand side", test_shift},
   };
   return coop_unit_run("mg_steps", tests, sizeof tests / sizeof tests[0]);
 }

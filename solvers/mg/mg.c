@@ -46,11 +46,13 @@ static int mg_settings(const coop_solve *sv, coop_mg_hier *h) {
   return 0;
 }
 
-/* What cannot run yet, as input errors. */
+/* What cannot run, as input errors. On several GPUs the split levels run a
+ * kernel an operation with halo exchanges between them (launch mode). */
 static int mg_refusals(const coop_solve *sv, const char *what) {
-  if (sv->be->device_memory && sv->comm->size > 1)
-    return coop_error_input("%s on cuda runs on one rank for now (its levels are not split over GPUs); run "
-                            "1 rank, or run.backend = host for %d", what, sv->comm->size);
+  if (sv->be->device_memory && sv->comm->size > 1 && (!strcmp(sv->sync, "graph") || !strcmp(sv->sync, "grid")))
+    return coop_error_input("run.sync = %s (from %s): %s on cuda over %d ranks runs in launch mode (halo exchanges "
+                            "between its kernels); use run.sync = launch or auto", sv->sync,
+                            coop_config_origin(sv->cfg, "run.sync"), what, sv->comm->size);
   if (sv->comm->size > 1 && !sv->dec) /* the driver sets it for every grid problem */
     return COOP_ERROR(COOP_ERR_RUNTIME, "%s on %d ranks without the grid's decomposition", what, sv->comm->size);
   return 0;
@@ -62,6 +64,10 @@ static int mg_refusals(const coop_solve *sv, const char *what) {
 static int pick_mode(coop_solve *sv, mg_data *d) {
   d->mode = MG_HOST;
   if (!sv->be->device_memory) return 0;
+  if (!d->gpu) { /* split over ranks */
+    d->mode = MG_LAUNCH;
+    return 0;
+  }
 #if COOP_HAVE_CUDA
   int blocks, steps;
   coop_mg_gpu_info(d->gpu, &blocks, &steps);
@@ -88,19 +94,27 @@ static int mg_setup(coop_solve *sv, void **data) {
   COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(&d->h, sv->s, sv->dec, sv->be, sv->u, (void *)sv->f)));
   COOP_CHECK(mg_settings(sv, &d->h));
 #if COOP_HAVE_CUDA
-  if (sv->be->device_memory) COOP_CHECK(coop_mg_gpu_create(&d->h, sv->be, sv->u, sv->f, &d->gpu));
+  if (sv->be->device_memory && d->h.size > 1) COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_split_create(&d->h, sv->be)));
+  else if (sv->be->device_memory) COOP_CHECK(coop_mg_gpu_create(&d->h, sv->be, sv->u, sv->f, &d->gpu));
 #endif
   COOP_CHECK(pick_mode(sv, d));
   COOP_CHECK(time_pass(d));
   sv->mode = mode_name(d->mode);
   sv->monitor_factor = 1;
   d->ph_cycle = coop_solve_phase(sv, "cycles");
-  /* by the fine level: each sweep and the residual read u and f and write u or
-   * r; restriction and prolongation a pass each; the coarse levels add about
-   * 1 / (2^dim - 1) */
+  /* the fine level's passes, in arrays read or written. GPU: a red-black
+   * colour reads u and f and writes half of u; a Jacobi sweep reads one copy
+   * of u and f and writes the other (an odd count copies back); the norm
+   * and the restriction (with the residual) read u and f; the prolongation
+   * reads and writes u. Host: each sweep or Jacobi half and the residual
+   * read u and f and write u or r; the restriction and prolongation a pass
+   * each. The coarse levels add about 1 / (2^dim - 1). */
   const double es = (double)coop_prec_size(sv->s->grid.prec), n = (double)coop_grid_owned(&sv->s->grid);
-  const double sweeps = (d->h.smoother == COOP_MG_JACOBI ? 2.0 : 1.0) * (d->h.pre + d->h.post);
-  sv->bytes_per_iter = es * n * (3.0 * sweeps + 2 * 3.0 + 2.0 + 2.0) * (sv->s->grid.ndim == 3 ? 8.0 / 7.0 : 4.0 / 3.0);
+  const int sw = d->h.pre + d->h.post;
+  const double sweeps_gpu = d->h.smoother == COOP_MG_JACOBI ? 3.0 * sw + 2.0 * (d->h.pre % 2 + d->h.post % 2) : 5.0 * sw;
+  const double passes = d->gpu ? sweeps_gpu + 2.0 + 2.0 + 2.0
+                               : 3.0 * (d->h.smoother == COOP_MG_JACOBI ? 2 : 1) * sw + 2 * 3.0 + 2.0 + 2.0;
+  sv->bytes_per_iter = es * n * passes * (sv->s->grid.ndim == 3 ? 8.0 / 7.0 : 4.0 / 3.0);
   return 0;
 }
 
@@ -250,6 +264,9 @@ static void view_levels(const coop_mg_hier *h, FILE *out, const coop_mg_gpu *gpu
   if (h->size > 1)
     fprintf(out, "  mg: levels 0 to %d split over %d ranks, from %d on gathered on rank 0\n", h->gather - 1, h->size,
             h->gather);
+  if (h->ctx)
+    fprintf(out, "  mg: levels 0 to %d on the GPUs (a kernel an operation, halo exchanges between), the rest on "
+            "rank 0's host\n", h->gather - 1);
 #if COOP_HAVE_CUDA
   if (gpu) {
     int blocks, steps;
@@ -279,6 +296,7 @@ static void mg_destroy(coop_solve *sv, void *data) {
   mg_data *d = data;
 #if COOP_HAVE_CUDA
   if (d) coop_mg_gpu_destroy(d->gpu);
+  if (d) coop_mg_split_destroy(&d->h);
 #endif
   if (d) coop_mg_hier_destroy(&d->h);
   free(d);
@@ -309,6 +327,7 @@ static int pc_apply(coop_pc *pc, const coop_vec *r, coop_vec *z) {
   mg_pc *m = pc->ctx;
 #if COOP_HAVE_CUDA
   if (m->gpu) return coop_mg_gpu_pc(m->gpu, r->data, z->data);
+  if (m->h.ctx) return coop_mg_split_pc(&m->h, r->data, z->data);
 #endif
   const coop_mg_hier *h = &m->h;
   const coop_mg_level *L = &h->lev[0];
@@ -330,6 +349,7 @@ static void pc_destroy(coop_pc *pc) {
   if (m) {
 #if COOP_HAVE_CUDA
     coop_mg_gpu_destroy(m->gpu);
+    coop_mg_split_destroy(&m->h);
 #endif
     coop_mg_hier_destroy(&m->h);
   }
@@ -361,7 +381,8 @@ int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
   h->symmetric = 1;
   COOP_CHECK(mg_settings(sv, h));
 #if COOP_HAVE_CUDA
-  if (sv->be->device_memory) COOP_CHECK(coop_mg_gpu_create(h, sv->be, NULL, NULL, &m->gpu));
+  if (sv->be->device_memory && h->size > 1) COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_split_create(h, sv->be)));
+  else if (sv->be->device_memory) COOP_CHECK(coop_mg_gpu_create(h, sv->be, NULL, NULL, &m->gpu));
 #endif
   return 0;
 }
@@ -371,11 +392,40 @@ int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
 typedef struct {
   coop_mg_hier h;
   const coop_solve *sv;
+  coop_mg_gpu *gpu; /* the levels on the GPU (cuda), else NULL */
+  int graph;        /* 1: each cycle a CUDA graph's replay, 0: a kernel a step */
 } mg_shifted;
 
 static int shifted_begin(coop_shifted *s, double *rn) {
   mg_shifted *m = s->ctx;
+#if COOP_HAVE_CUDA
+  if (m->gpu) {
+    double sumsq;
+    COOP_CHECK(coop_mg_gpu_shifted_rhs(m->gpu, m->sv->f));
+    COOP_CHECK(coop_mg_gpu_residual(m->gpu, &sumsq));
+    *rn = sqrt(sumsq);
+    return 0;
+  }
+  if (m->h.ctx) {
+    COOP_CHECK(coop_mg_split_shifted_rhs(&m->h, m->sv->f));
+    return fine_residual_of(&m->h, rn);
+  }
+#endif
   coop_mg_shifted_rhs_host(&m->h, m->sv->f); /* the field's precision; NULL: no source */
+  return fine_residual_of(&m->h, rn);
+}
+
+/* One cycle, then ||f - A u|| (on the GPU: the cycle replayed as a graph). */
+static int shifted_cycle(const mg_shifted *m, double *rn) {
+#if COOP_HAVE_CUDA
+  if (m->gpu) {
+    double sumsq;
+    COOP_CHECK(coop_mg_gpu_cycle(m->gpu, m->graph, &sumsq));
+    *rn = sqrt(sumsq);
+    return 0;
+  }
+#endif
+  COOP_CHECK(coop_mg_cycle(&m->h, 0));
   return fine_residual_of(&m->h, rn);
 }
 
@@ -384,8 +434,7 @@ static int shifted_solve(coop_shifted *s, double rtol, double rn0, int max, int 
   *cycles = 0;
   *rn = rn0;
   while (*cycles < max && *rn > rtol * rn0 && isfinite(*rn)) {
-    COOP_CHECK(coop_mg_cycle(&m->h, 0));
-    COOP_CHECK(fine_residual_of(&m->h, rn));
+    COOP_CHECK(shifted_cycle(m, rn));
     ++*cycles;
   }
   return 0;
@@ -399,15 +448,19 @@ static void shifted_view(const coop_shifted *s, FILE *out) {
 static void shifted_destroy(coop_shifted *s) {
   if (!s) return;
   mg_shifted *m = s->ctx;
-  if (m) coop_mg_hier_destroy(&m->h);
+  if (m) {
+#if COOP_HAVE_CUDA
+    coop_mg_gpu_destroy(m->gpu);
+    coop_mg_split_destroy(&m->h);
+#endif
+    coop_mg_hier_destroy(&m->h);
+  }
   free(m);
   free(s);
 }
 
 int coop_mg_shifted_create(coop_solve *sv, double shift, coop_shifted **out) {
   *out = NULL;
-  if (sv->be->device_memory)
-    return coop_error_input("solver.scheme = implicit runs on the host backend for now; use run.backend = host");
   COOP_CHECK(mg_refusals(sv, "solver.scheme = implicit"));
   coop_shifted *s;
   mg_shifted *m;
@@ -422,5 +475,22 @@ int coop_mg_shifted_create(coop_solve *sv, double shift, coop_shifted **out) {
   /* level 0's u is the field; its f, the step's right-hand side, is its own */
   COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(&m->h, sv->s, sv->dec, sv->be, sv->u, NULL)));
   COOP_CHECK(mg_settings(sv, &m->h));
-  return coop_comm_agree(sv->comm, coop_mg_hier_set_shift(&m->h, shift));
+  COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_set_shift(&m->h, shift)));
+#if COOP_HAVE_CUDA
+  /* after the shift: the coarsest level's inverse is made from its factor */
+  if (sv->be->device_memory) {
+    if (!strcmp(sv->sync, "grid"))
+      return coop_error_input("run.sync = grid (from %s): the implicit heat step runs its cycles as launch or graph "
+                              "(auto); use one of those", coop_config_origin(sv->cfg, "run.sync"));
+    if (m->h.size > 1) {
+      COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_split_create(&m->h, sv->be)));
+      sv->mode = "launch";
+      return 0;
+    }
+    COOP_CHECK(coop_mg_gpu_create(&m->h, sv->be, sv->u, NULL, &m->gpu));
+    m->graph = strcmp(sv->sync, "launch") != 0;
+    sv->mode = m->graph ? "graph" : "launch";
+  }
+#endif
+  return 0;
 }

@@ -43,10 +43,10 @@ __device__ double partials_sum(const double *part, int n) {
   return block_sum(v);
 }
 
-template <class R>
+template <class R, int OP>
 __global__ void __launch_bounds__(kThreads) step_kernel(const Dev *D, Step s, const R *vin, R *vout) {
-  const double v = run_step<R>(*D, s, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x, vin, vout);
-  if (s.op != NORM) return;
+  const double v = run_step<R, OP>(*D, s, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x, vin, vout);
+  if (OP != NORM) return;
   const double b = block_sum(v);
   if (threadIdx.x == 0) D->part[blockIdx.x] = b;
 }
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kThreads) grid_kernel(const Dev *D, const Step
       }
       s.iterations++;
     }
-    const double v = block_sum(run_step<R>(*D, norm, gt, gT, nullptr, nullptr));
+    const double v = block_sum(run_step<R, NORM>(*D, norm, gt, gT, nullptr, nullptr));
     if (threadIdx.x == 0) D->part[blockIdx.x] = v;
     grid.sync();
     const double rn = sqrt(partials_sum(D->part, gridDim.x));
@@ -156,7 +156,8 @@ static int level_copy(coop_mg_gpu *g, int l, void *u0, const void *f0) {
   COOP_CHECK(dalloc(g, &d->r, bytes));
   if (own_u) COOP_CUDA(cudaMemset(d->u, 0, bytes)); /* ghosts: the correction's boundary values */
   if (own_f) COOP_CUDA(cudaMemset(d->f, 0, bytes));
-  COOP_CUDA(cudaMemset(d->r, 0, bytes));
+  if (own_u) COOP_CUDA(cudaMemset(d->r, 0, bytes));
+  else COOP_CUDA(cudaMemcpy(d->r, u0, bytes, cudaMemcpyDeviceToDevice)); /* u's ghosts: the boundary values */
   if (!own_u) d->u = u0;
   if (!own_f) d->f = (void *)f0;
   const int64_t pts = coop_mg_level_points(h, l);
@@ -220,7 +221,6 @@ extern "C" int coop_mg_gpu_create(const coop_mg_hier *h, coop_backend *be, void 
                                   coop_mg_gpu **out) {
   *out = NULL;
   if (h->size != 1) return COOP_ERROR(COOP_ERR_RUNTIME, "multigrid on the GPU: one rank only");
-  if (h->lev[0].shift != 0.0) return COOP_ERROR(COOP_ERR_RUNTIME, "multigrid on the GPU: no shifted operator yet");
   coop_mg_gpu *g = (coop_mg_gpu *)calloc(1, sizeof *g);
   if (!g) return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
   *out = g;
@@ -253,6 +253,7 @@ extern "C" int coop_mg_gpu_create(const coop_mg_hier *h, coop_backend *be, void 
   COOP_CHECK(dalloc(g, (void **)&g->dsteps, (size_t)g->nsteps * sizeof(Step)));
   COOP_CUDA(cudaMemcpy(g->dsteps, g->steps, (size_t)g->nsteps * sizeof(Step), cudaMemcpyHostToDevice));
   COOP_CHECK(dalloc(g, (void **)&g->dstate, sizeof(GridState)));
+  COOP_CUDA(cudaDeviceSynchronize()); /* the memsets and copies above, before any step on g->stream */
   return 0;
 }
 
@@ -272,7 +273,25 @@ static int launch_step(coop_mg_gpu *g, const Step &s, const void *vin, void *vou
   uint32_t nb = (items_of(g->host, s) + kThreads - 1) / kThreads;
   if (nb > (uint32_t)g->part_cap) nb = (uint32_t)g->part_cap;
   if (nb < 1) nb = 1;
-  step_kernel<R><<<nb, kThreads, 0, g->stream>>>(g->dev, s, (const R *)vin, (R *)vout);
+  const R *in = (const R *)vin;
+  R *out = (R *)vout;
+  switch (s.op) {
+#define COOP_MG_START(OP) \
+  case OP: step_kernel<R, OP><<<nb, kThreads, 0, g->stream>>>(g->dev, s, in, out); break;
+    COOP_MG_START(RB_COLOUR)
+    COOP_MG_START(SMOOTH_JAC)
+    COOP_MG_START(COPY)
+    COOP_MG_START(NORM)
+    COOP_MG_START(RESTRICT)
+    COOP_MG_START(PROLONG)
+    COOP_MG_START(COARSE_B)
+    COOP_MG_START(COARSE_X)
+    COOP_MG_START(UNPACK)
+    COOP_MG_START(PACK)
+    COOP_MG_START(SHIFTED_RHS)
+#undef COOP_MG_START
+    default: return COOP_ERROR(COOP_ERR_RUNTIME, "multigrid: step op %d", s.op);
+  }
   COOP_CUDA_LAUNCHED();
   if (s.op == NORM) {
     sum_kernel<<<1, kThreads, 0, g->stream>>>(g->dev, (int)nb);
@@ -294,6 +313,10 @@ static int fetch_sum(coop_mg_gpu *g, double *sumsq) {
   COOP_CUDA(cudaMemcpyAsync(sumsq, g->host.sum, sizeof(double), cudaMemcpyDeviceToHost, g->stream));
   COOP_CUDA(cudaStreamSynchronize(g->stream));
   return 0;
+}
+
+extern "C" int coop_mg_gpu_shifted_rhs(coop_mg_gpu *g, const void *src) {
+  return launch(g, Step{SHIFTED_RHS, 0, 0}, src, NULL);
 }
 
 extern "C" int coop_mg_gpu_residual(coop_mg_gpu *g, double *sumsq) {

@@ -113,6 +113,7 @@ typedef struct {
   int size, root, gather;
   int dims[3], coords[3]; /* ranks per axis, this rank's place */
   coop_mg_bridge bridge;
+  void *ctx; /* the ops' own state (the GPUs' copies of split levels); NULL: the host's */
 } coop_mg_hier;
 
 /* The level operations, one backend's. Level l's arrays as above; every
@@ -139,8 +140,8 @@ extern const coop_mg_ops coop_mg_ops_host;
  * precision) whose operator is s (w = 1/h^2 per axis), over decomposition d
  * (NULL: one rank, s->grid the whole grid; be: the backend of the halo
  * buffers, used where d has several ranks). u0, f0: level 0's arrays laid
- * out as s->grid, host memory (NULL: allocated here, zeroed; a zero
- * right-hand side is a zeroed f). The caller sets the smoother, sweeps and
+ * out as s->grid, in be's memory (never touched here; NULL: allocated here
+ * in host memory, zeroed; a zero right-hand side is a zeroed f). The caller sets the smoother, sweeps and
  * cycle. Fails with COOP_ERR_INPUT when no axis has 2 points or more (nothing
  * to coarsen). Not collective (every rank derives the same levels). */
 int coop_mg_hier_create(coop_mg_hier *h, const coop_stencil *s, const coop_decomp *d, coop_backend *be,

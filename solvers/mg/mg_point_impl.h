@@ -1,8 +1,8 @@
 /* The level operations at one point, for one element type: included with
  * REAL (the type) and SFX (the name suffix) defined by solvers/mg/mg_host.c,
- * whose loops (mg_host_impl.h) call them. They compile as device code too
- * (COOP_MG_PD), so that kernels over a level's device copy do what the host
- * does, in the same order. Coefficients are doubles, used as REAL; the
+ * whose loops (mg_host_impl.h) call them, and by solvers/mg/mg_split.cu,
+ * whose kernels call them on a level's device copy (COOP_MG_PD: device code
+ * too), so a split level does on the GPUs what it does on the host. Coefficients are doubles, used as REAL; the
  * per-axis arrays are indexed globally (L->off). */
 #ifndef COOP_MG_PD
 #ifdef __CUDACC__

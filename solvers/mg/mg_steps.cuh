@@ -1,5 +1,5 @@
 /* The multigrid cycle's steps on one rank (solvers/mg/mg_cuda.cu runs them on
- * the GPU): the device form of the levels, each step's work on items t,
+ * the GPU): the device form of the levels, each step's work on item t,
  * t + T, ... (host and device code, so tests/test_mg_steps.cu runs the same
  * steps on the host against the host cycle), and the cycle's recording. */
 #ifndef COOP_MG_STEPS_CUH
@@ -53,7 +53,8 @@ struct Lev {
   void *u, *f, *r;
   uint32_t n[3], points;
   int64_t sy, sz, base; /* strides of j and k, index of point (0, 0, 0) */
-  FastDiv dx, dy, dhx;  /* by n[0], n[1], (n[0] + 1) / 2 */
+  double shift;         /* the operator is shift I + A (the implicit heat step) */
+  FastDiv dx, dy;       /* by n[0], n[1] */
   Axis ax[3];
 };
 
@@ -68,10 +69,13 @@ struct Dev {
   double *sum;
 };
 
-enum Op { RBGS, JAC_R, JAC_U, RESID, NORM, RESTRICT, PROLONG, COARSE_B, COARSE_X, UNPACK, PACK };
+/* RB_COLOUR: one colour of a red-black sweep (arg bit 0), in place on u.
+ * SMOOTH_JAC: one sweep from u to r or from r to u (arg bit 1), so a sweep
+ * reads one array and writes another once; r's ghosts hold u's. */
+enum Op { RB_COLOUR, SMOOTH_JAC, COPY, NORM, RESTRICT, PROLONG, COARSE_B, COARSE_X, UNPACK, PACK, SHIFTED_RHS };
 
 struct Step {
-  int op, lev, arg; /* arg: the colour of RBGS */
+  int op, lev, arg; /* arg: bit 0 the colour of RB_COLOUR, bit 1 from r to u (SMOOTH_JAC) */
 };
 
 COOP_MG_HD void point_of(const Lev &L, uint32_t item, uint32_t &i, uint32_t &j, uint32_t &k) {
@@ -97,41 +101,35 @@ COOP_MG_HD R pull(const Lev &L, int ndim, const R *u, int64_t p, uint32_t i, uin
     s += lz * u[p - L.sz] + rz * u[p + L.sz];
     d += lz + rz;
   }
+  d += (R)L.shift;
   return s;
 }
 
 /* Items of a step: what its threads share out. */
 COOP_MG_HD uint32_t items_of(const Dev &D, const Step &s) {
-  const Lev &L = D.lev[s.lev];
-  if (s.op == RBGS) return L.dhx.d * L.n[1] * L.n[2];
   if (s.op == RESTRICT) return D.lev[s.lev + 1].points;
-  return L.points;
+  if (s.op == COARSE_X) return D.lev[s.lev].points * 32u; /* a warp a row */
+  return D.lev[s.lev].points;
 }
 
-/* Item t, t + T, ... of step s; returns this thread's sum of squares (NORM). */
-template <class R>
-__host__ __device__ double run_step(const Dev &D, const Step &s, uint32_t t, uint32_t T, const R *vin, R *vout) {
+/* Item t, t + T, ... of step s; returns this thread's sum of squares (NORM).
+ * OP >= 0: the step's op known when compiled, so a kernel of one op holds
+ * only its registers. */
+template <class R, int OP = -1>
+COOP_MG_HD double run_step(const Dev &D, const Step &s, uint32_t t, uint32_t T, const R *vin,
+                                           R *vout) {
+  const int op = OP >= 0 ? OP : s.op;
   const Lev &L = D.lev[s.lev];
   const uint32_t items = items_of(D, s);
   const int ndim = D.ndim;
   R *u = (R *)L.u, *r = (R *)L.r;
   const R *f = (const R *)L.f;
   double sum = 0.0;
+  const R *src = s.arg & 2 ? r : u;
+  R *dst = s.arg & 2 ? u : r;
   for (uint32_t item = t; item < items; item += T) {
     uint32_t i, j, k;
-    if (s.op == RBGS) {
-      const uint32_t q = quot(L.dhx, item), ii = item - q * L.dhx.d;
-      k = quot(L.dy, q);
-      j = q - k * L.n[1];
-      i = 2 * ii + ((s.arg + j + k) & 1);
-      if (i >= L.n[0]) continue;
-      const int64_t p = index_of(L, i, j, k);
-      R d;
-      const R sn = pull(L, ndim, u, p, i, j, k, d);
-      u[p] = (f[p] + sn) / d;
-      continue;
-    }
-    if (s.op == RESTRICT) { /* f(C) = R r(F), u(C) = 0, kids in ascending order */
+    if (op == RESTRICT) { /* f(C) = R (f - A u)(F), u(C) = 0, kids in ascending order */
       const Lev &C = D.lev[s.lev + 1];
       uint32_t I, J, K;
       point_of(C, item, I, J, K);
@@ -145,7 +143,10 @@ __host__ __device__ double run_step(const Dev &D, const Step &s, uint32_t t, uin
           const int64_t row = L.base + L.sy * jj + L.sz * kk;
           for (int a = 0; a < L.ax[0].nkid[I]; a++) {
             const double w = L.ax[0].kq[3 * I + a] * qyz;
-            acc += (R)w * r[row + L.ax[0].kid[3 * I + a]];
+            const int64_t ii = L.ax[0].kid[3 * I + a], p = row + ii;
+            R d;
+            const R sn = pull(L, ndim, u, p, (uint32_t)ii, (uint32_t)jj, (uint32_t)kk, d);
+            acc += (R)w * (f[p] - (d * u[p] - sn));
           }
         }
       }
@@ -154,22 +155,42 @@ __host__ __device__ double run_step(const Dev &D, const Step &s, uint32_t t, uin
       ((R *)C.u)[pc] = 0;
       continue;
     }
+    if (op == COARSE_X) { /* u = S^-1 b, a warp a point: its row (S^-1 is symmetric) read whole */
+      const uint32_t lane = item & 31u;
+      point_of(L, item >> 5, i, j, k);
+      const int64_t m = i * D.cs[0] + j * D.cs[1] + k * D.cs[2];
+      double acc = 0.0;
+#ifdef __CUDA_ARCH__
+      for (int64_t c = lane; c < D.cn; c += 32) acc += D.cinv[m * D.cn + c] * D.cb[c];
+      for (int w = 16; w > 0; w >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, w);
+#else /* the host's tests run one item at a time: lane 0 sums the row */
+      if (lane) continue;
+      for (int64_t c = 0; c < D.cn; c++) acc += D.cinv[m * D.cn + c] * D.cb[c];
+#endif
+      if (lane == 0) u[index_of(L, i, j, k)] = (R)acc;
+      continue;
+    }
     point_of(L, item, i, j, k);
     const int64_t p = index_of(L, i, j, k);
-    switch (s.op) {
-      case JAC_R: {
+    switch (op) {
+      case RB_COLOUR: /* the points of one colour, from their neighbours (the other colour) */
+        if (((i + j + k) & 1) == (uint32_t)(s.arg & 1)) {
+          R d;
+          const R sn = pull(L, ndim, u, p, i, j, k, d);
+          u[p] = (f[p] + sn) / d;
+        }
+        break;
+      case SMOOTH_JAC: {
         R d;
-        const R sn = pull(L, ndim, u, p, i, j, k, d);
-        r[p] = (R)D.omega * (f[p] - (d * u[p] - sn)) / d;
+        const R sn = pull(L, ndim, src, p, i, j, k, d);
+        dst[p] = src[p] + (R)D.omega * (f[p] - (d * src[p] - sn)) / d;
         break;
       }
-      case JAC_U: u[p] += r[p]; break;
-      case RESID:
+      case COPY: u[p] = r[p]; break;
       case NORM: {
         R d;
         const R sn = pull(L, ndim, u, p, i, j, k, d);
         const R res = f[p] - (d * u[p] - sn);
-        r[p] = res;
         sum += (double)res * (double)res;
         break;
       }
@@ -198,24 +219,20 @@ __host__ __device__ double run_step(const Dev &D, const Step &s, uint32_t t, uin
         D.cb[i * D.cs[0] + j * D.cs[1] + k * D.cs[2]] =
             L.ax[0].vol[i] * L.ax[1].vol[j] * L.ax[2].vol[k] * (double)f[p];
         break;
-      case COARSE_X: { /* S^-1 is symmetric: thread m reads column m, coalesced */
-        const int64_t m = i * D.cs[0] + j * D.cs[1] + k * D.cs[2];
-        double acc = 0.0;
-        for (int64_t c = 0; c < D.cn; c++) acc += D.cinv[c * D.cn + m] * D.cb[c];
-        u[p] = (R)acc;
-        break;
-      }
       case UNPACK:
         ((R *)L.f)[p] = vin[item];
         u[p] = 0;
         break;
       case PACK: vout[item] = u[p]; break;
+      case SHIFTED_RHS: /* f = shift u + source, as mg_host_impl.h's shifted_rhs_ */
+        ((R *)L.f)[p] = (R)L.shift * u[p] + (vin ? vin[p] : (R)0);
+        break;
     }
   }
   return sum;
 }
 
-/* Level l's sizes and strides (its arrays are the caller's to set). */
+/* Level l's sizes, strides and shift (its arrays are the caller's to set). */
 inline void lev_shape(const coop_mg_hier *h, int l, Lev *d) {
   const coop_mg_level *L = &h->lev[l];
   for (int a = 0; a < 3; a++) d->n[a] = (uint32_t)L->grid.n[a];
@@ -223,9 +240,9 @@ inline void lev_shape(const coop_mg_hier *h, int l, Lev *d) {
   d->sy = L->grid.ext[0];
   d->sz = L->grid.ext[0] * L->grid.ext[1];
   d->base = coop_grid_index(&L->grid, 0, 0, 0);
+  d->shift = L->shift;
   d->dx = fast_div(d->n[0]);
   d->dy = fast_div(d->n[1]);
-  d->dhx = fast_div((d->n[0] + 1) / 2);
 }
 
 /* The cycle being recorded (steps: calloc'd, the caller frees them). */
@@ -247,16 +264,16 @@ inline int add_step(Recorder *g, int op, int lev, int arg) {
   return 0;
 }
 
+/* Red-black: two colours a sweep in place (reverse: black first). Jacobi:
+ * sweeps from u to r and back; an odd last one is copied back. */
 inline int record_smooth(Recorder *g, int l, int sweeps, int reverse) {
-  for (int s = 0; s < sweeps; s++) {
-    if (g->h->smoother == COOP_MG_JACOBI) {
-      COOP_CHECK(add_step(g, JAC_R, l, 0));
-      COOP_CHECK(add_step(g, JAC_U, l, 0));
-      continue;
-    }
-    for (int c = 0; c < 2; c++) COOP_CHECK(add_step(g, RBGS, l, reverse ? 1 - c : c));
+  if (g->h->smoother != COOP_MG_JACOBI) {
+    for (int s = 0; s < sweeps; s++)
+      for (int c = 0; c < 2; c++) COOP_CHECK(add_step(g, RB_COLOUR, l, reverse ? 1 - c : c));
+    return 0;
   }
-  return 0;
+  for (int s = 0; s < sweeps; s++) COOP_CHECK(add_step(g, SMOOTH_JAC, l, (s & 1) << 1));
+  return sweeps & 1 ? add_step(g, COPY, l, 0) : 0;
 }
 
 /* The steps of coop_mg_cycle (mg_level.c's cycle_at), one rank. */
@@ -267,7 +284,6 @@ inline int record_cycle(Recorder *g, int l, coop_mg_cycle_type type) {
     return add_step(g, COARSE_X, l, 0);
   }
   COOP_CHECK(record_smooth(g, l, h->pre, 0));
-  COOP_CHECK(add_step(g, RESID, l, 0));
   COOP_CHECK(add_step(g, RESTRICT, l, 0));
   COOP_CHECK(record_cycle(g, l + 1, type));
   if (type != COOP_MG_V && l + 1 < h->nlev - 1)

@@ -81,7 +81,7 @@ static int implicit_setup(coop_solve *sv, heat_data *d) {
   double unused;
   COOP_CHECK(coop_heat_time_step(sv->s, d->alpha, 0.0, &unused, &d->dt_max));
   sv->dt = coop_config_real(sv->cfg, "solver.dt");
-  sv->mode = "host";
+  sv->mode = "host"; /* the multigrid family names the GPU's mode */
   /* not counted (a step's bytes depend on how many cycles it takes): the
    * summary's throughput reads 0 GB/s */
   sv->bytes_per_iter = 0.0;

@@ -499,8 +499,8 @@ static int choose_backend(app_state *a, const coop_comm *c) {
   const int ngpu = coop_cuda_device_count();
   int all_have = ngpu > 0, want_dev = (int)coop_config_int(a->cfg, "run.device");
   COOP_MPI(MPI_Allreduce(MPI_IN_PLACE, &all_have, 1, MPI_INT, MPI_MIN, c->world));
-  /* multigrid's GPU levels run on one rank so far, without implicit heat: auto picks the host there */
-  const int host_mg = uses_mg(a->cfg) && (c->size > 1 || implicit_heat(a->cfg));
+  /* multigrid's GPU levels run on one rank so far: auto picks the host for several */
+  const int host_mg = uses_mg(a->cfg) && c->size > 1;
   a->backend = strcmp(want, "auto") == 0 ? (all_have && !host_mg ? "cuda" : "host") : want;
   a->device = -1;
   if (strcmp(a->backend, "host") == 0) return 0;

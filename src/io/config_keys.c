@@ -78,7 +78,7 @@ static const coop_key_info keys[] = {
              "problem's own)"),
     KEY_CHOICE("solver", "scheme", "explicit", "explicit|implicit",
                "heat: explicit (forward Euler, dt up to the stability limit) or implicit (backward "
-               "Euler, any solver.dt > 0, each step multigrid cycles to solver.rtol; host)"),
+               "Euler, any solver.dt > 0, each step multigrid cycles to solver.rtol)"),
     KEY_REAL("solver", "t_end", "0", 0, INFINITY, 0, 1,
              "heat in [batch] inputs: the time each problem steps to (its dt shortened to end "
              "there); 0: solver.max_iter steps each"),
