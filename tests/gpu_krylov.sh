@@ -112,7 +112,7 @@ compare() { # name, options...
   coop_gpu_done "$name"
 }
 
-QUICK="bus1138-pipecg p2-cg-jacobi p2-pipecg-none p3-cg p2-cgsr-jacobi nos6-cg p2-bicgstab cd-bicgstab hg-cg nos6-sched"
+QUICK="p2-cg-jacobi p2-pipecg-none p3-cg p2-cgsr-jacobi nos6-cg p2-bicgstab cd-bicgstab hg-cg nos6-sched"
 p2="--set problem.type=laplace --set grid.nx=200 --set grid.ny=150 --set solver.rtol=1e-10"
 p3="--set problem.type=laplace --set grid.dim=3 --set grid.nx=40 --set grid.ny=36 --set grid.nz=30 --set solver.rtol=1e-10"
 nos6="--set problem.matrix=$DATA/nos6.mtx --set solver.pc=jacobi --set solver.rtol=1e-10"
