@@ -85,6 +85,32 @@ static int pick_mode(coop_solve *sv, mg_data *d) {
 
 static int time_pass(mg_data *d);
 
+/* h's levels on the GPU (run.backend = cuda): on one rank the recorded cycle
+ * (*gpu; level 0's u0 and f0 as coop_mg_gpu_create takes them), on several
+ * the split levels (h's ops, *gpu stays NULL). */
+static int levels_on_gpu(const coop_solve *sv, coop_mg_hier *h, void *u0, const void *f0, coop_mg_gpu **gpu) {
+  *gpu = NULL;
+#if COOP_HAVE_CUDA
+  if (!sv->be->device_memory) return 0;
+  if (h->size > 1) return coop_comm_agree(sv->comm, coop_mg_split_create(h, sv->be));
+  return coop_mg_gpu_create(h, sv->be, u0, f0, gpu);
+#else
+  (void)sv, (void)h, (void)u0, (void)f0;
+  return 0;
+#endif
+}
+
+/* The levels and their GPU copies, either of which may be half built. */
+static void levels_destroy(coop_mg_hier *h, coop_mg_gpu *gpu) {
+#if COOP_HAVE_CUDA
+  coop_mg_gpu_destroy(gpu);
+  coop_mg_split_destroy(h);
+#else
+  (void)gpu;
+#endif
+  coop_mg_hier_destroy(h);
+}
+
 static int mg_setup(coop_solve *sv, void **data) {
   mg_data *d = calloc(1, sizeof *d);
   *data = d;
@@ -93,10 +119,7 @@ static int mg_setup(coop_solve *sv, void **data) {
   /* agreed: a rank that failed here must not leave the others in a cycle's collectives */
   COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(&d->h, sv->s, sv->dec, sv->be, sv->u, (void *)sv->f)));
   COOP_CHECK(mg_settings(sv, &d->h));
-#if COOP_HAVE_CUDA
-  if (sv->be->device_memory && d->h.size > 1) COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_split_create(&d->h, sv->be)));
-  else if (sv->be->device_memory) COOP_CHECK(coop_mg_gpu_create(&d->h, sv->be, sv->u, sv->f, &d->gpu));
-#endif
+  COOP_CHECK(levels_on_gpu(sv, &d->h, sv->u, sv->f, &d->gpu));
   COOP_CHECK(pick_mode(sv, d));
   COOP_CHECK(time_pass(d));
   sv->mode = mode_name(d->mode);
@@ -294,11 +317,7 @@ static void mg_view(const coop_solve *sv, const void *data, FILE *out) {
 static void mg_destroy(coop_solve *sv, void *data) {
   (void)sv;
   mg_data *d = data;
-#if COOP_HAVE_CUDA
-  if (d) coop_mg_gpu_destroy(d->gpu);
-  if (d) coop_mg_split_destroy(&d->h);
-#endif
-  if (d) coop_mg_hier_destroy(&d->h);
+  if (d) levels_destroy(&d->h, d->gpu);
   free(d);
 }
 
@@ -346,13 +365,7 @@ static void pc_view(const coop_pc *pc, FILE *out) {
 static void pc_destroy(coop_pc *pc) {
   if (!pc) return;
   mg_pc *m = pc->ctx;
-  if (m) {
-#if COOP_HAVE_CUDA
-    coop_mg_gpu_destroy(m->gpu);
-    coop_mg_split_destroy(&m->h);
-#endif
-    coop_mg_hier_destroy(&m->h);
-  }
+  if (m) levels_destroy(&m->h, m->gpu);
   free(m);
   free(pc);
 }
@@ -380,11 +393,7 @@ int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
   COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(h, &s, sv->dec, sv->be, NULL, NULL)));
   h->symmetric = 1;
   COOP_CHECK(mg_settings(sv, h));
-#if COOP_HAVE_CUDA
-  if (sv->be->device_memory && h->size > 1) COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_split_create(h, sv->be)));
-  else if (sv->be->device_memory) COOP_CHECK(coop_mg_gpu_create(h, sv->be, NULL, NULL, &m->gpu));
-#endif
-  return 0;
+  return levels_on_gpu(sv, h, NULL, NULL, &m->gpu);
 }
 
 /* ---- the implicit heat step ---- */
@@ -448,13 +457,7 @@ static void shifted_view(const coop_shifted *s, FILE *out) {
 static void shifted_destroy(coop_shifted *s) {
   if (!s) return;
   mg_shifted *m = s->ctx;
-  if (m) {
-#if COOP_HAVE_CUDA
-    coop_mg_gpu_destroy(m->gpu);
-    coop_mg_split_destroy(&m->h);
-#endif
-    coop_mg_hier_destroy(&m->h);
-  }
+  if (m) levels_destroy(&m->h, m->gpu);
   free(m);
   free(s);
 }
@@ -482,13 +485,8 @@ int coop_mg_shifted_create(coop_solve *sv, double shift, coop_shifted **out) {
     if (!strcmp(sv->sync, "grid"))
       return coop_error_input("run.sync = grid (from %s): the implicit heat step runs its cycles as launch or graph "
                               "(auto); use one of those", coop_config_origin(sv->cfg, "run.sync"));
-    if (m->h.size > 1) {
-      COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_split_create(&m->h, sv->be)));
-      sv->mode = "launch";
-      return 0;
-    }
-    COOP_CHECK(coop_mg_gpu_create(&m->h, sv->be, sv->u, NULL, &m->gpu));
-    m->graph = strcmp(sv->sync, "launch") != 0;
+    COOP_CHECK(levels_on_gpu(sv, &m->h, sv->u, NULL, &m->gpu));
+    m->graph = m->gpu && strcmp(sv->sync, "launch") != 0; /* several ranks: launch */
     sv->mode = m->graph ? "graph" : "launch";
   }
 #endif

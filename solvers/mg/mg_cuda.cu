@@ -7,6 +7,7 @@
 
 #include "kernels/cuda_check.cuh"
 #include "solvers/mg/mg_cuda.h"
+#include "solvers/mg/mg_dev_arrays.cuh"
 #include "solvers/mg/mg_steps.cuh"
 #include "solvers/stop.h"
 
@@ -111,8 +112,7 @@ struct coop_mg_gpu {
   cudaStream_t stream;
   Dev host;          /* the device copy's contents, pointers into device memory */
   Dev *dev;
-  void *allocs[COOP_MG_MAX_LEVELS * 40 + 16];
-  int nalloc;
+  coop_mg_dev_arrays mem;
   Step *steps;       /* one cycle (host) */
   int nsteps;
   Step *dsteps;      /* on the device */
@@ -125,35 +125,15 @@ struct coop_mg_gpu {
   int64_t dhist_cap;
 };
 
-static int dalloc(coop_mg_gpu *g, void **p, size_t bytes) {
-  if (g->nalloc == (int)(sizeof g->allocs / sizeof g->allocs[0]))
-    return COOP_ERROR(COOP_ERR_RUNTIME, "multigrid: too many device arrays");
-  COOP_CUDA(cudaMalloc(p, bytes ? bytes : 1));
-  g->allocs[g->nalloc++] = *p;
-  return 0;
-}
-
-/* A device copy of n host values (NULL stays NULL). */
-template <class T>
-static int dcopy(coop_mg_gpu *g, const T *src, size_t n, const T **out) {
-  *out = NULL;
-  if (!src) return 0;
-  void *p;
-  COOP_CHECK(dalloc(g, &p, n * sizeof(T)));
-  COOP_CUDA(cudaMemcpy(p, src, n * sizeof(T), cudaMemcpyHostToDevice));
-  *out = (const T *)p;
-  return 0;
-}
-
 static int level_copy(coop_mg_gpu *g, int l, void *u0, const void *f0) {
   const coop_mg_hier *h = g->h;
   const coop_mg_level *L = &h->lev[l];
   Lev *d = &g->host.lev[l];
   const size_t bytes = coop_grid_points(&L->grid) * coop_prec_size(h->prec);
   const int own_u = !(l == 0 && u0), own_f = !(l == 0 && u0 && f0);
-  if (own_u) COOP_CHECK(dalloc(g, &d->u, bytes));
-  if (own_f) COOP_CHECK(dalloc(g, &d->f, bytes));
-  COOP_CHECK(dalloc(g, &d->r, bytes));
+  if (own_u) COOP_CHECK(coop_mg_dalloc(&g->mem, &d->u, bytes));
+  if (own_f) COOP_CHECK(coop_mg_dalloc(&g->mem, &d->f, bytes));
+  COOP_CHECK(coop_mg_dalloc(&g->mem, &d->r, bytes));
   if (own_u) COOP_CUDA(cudaMemset(d->u, 0, bytes)); /* ghosts: the correction's boundary values */
   if (own_f) COOP_CUDA(cudaMemset(d->f, 0, bytes));
   if (own_u) COOP_CUDA(cudaMemset(d->r, 0, bytes));
@@ -168,18 +148,18 @@ static int level_copy(coop_mg_gpu *g, int l, void *u0, const void *f0) {
   for (int a = 0; a < 3; a++) {
     const size_t n = (size_t)L->N[a];
     Axis *x = &d->ax[a];
-    COOP_CHECK(dcopy(g, L->wl[a], n, &x->wl));
-    COOP_CHECK(dcopy(g, L->wr[a], n, &x->wr));
-    COOP_CHECK(dcopy(g, L->vol[a], n, &x->vol));
+    COOP_CHECK(coop_mg_dcopy(&g->mem, L->wl[a], n, &x->wl));
+    COOP_CHECK(coop_mg_dcopy(&g->mem, L->wr[a], n, &x->wr));
+    COOP_CHECK(coop_mg_dcopy(&g->mem, L->vol[a], n, &x->vol));
     if (last) continue;
     const size_t nc = (size_t)h->lev[l + 1].N[a];
     for (int s = 0; s < 2; s++) {
-      COOP_CHECK(dcopy(g, L->par[a][s], n, &x->par[s]));
-      COOP_CHECK(dcopy(g, L->p[a][s], n, &x->p[s]));
+      COOP_CHECK(coop_mg_dcopy(&g->mem, L->par[a][s], n, &x->par[s]));
+      COOP_CHECK(coop_mg_dcopy(&g->mem, L->p[a][s], n, &x->p[s]));
     }
-    COOP_CHECK(dcopy(g, L->nkid[a], nc, &x->nkid));
-    COOP_CHECK(dcopy(g, L->kid[a], 3 * nc, &x->kid));
-    COOP_CHECK(dcopy(g, L->kq[a], 3 * nc, &x->kq));
+    COOP_CHECK(coop_mg_dcopy(&g->mem, L->nkid[a], nc, &x->nkid));
+    COOP_CHECK(coop_mg_dcopy(&g->mem, L->kid[a], 3 * nc, &x->kid));
+    COOP_CHECK(coop_mg_dcopy(&g->mem, L->kq[a], 3 * nc, &x->kq));
   }
   return 0;
 }
@@ -195,10 +175,10 @@ static int coarse_inverse(coop_mg_gpu *g) {
     col[m] = 1.0;
     coop_mg_coarse_band_solve(h, col);
   }
-  const int rc = dcopy(g, inv, (size_t)(cn * cn), &g->host.cinv);
+  const int rc = coop_mg_dcopy(&g->mem, inv, (size_t)(cn * cn), &g->host.cinv);
   free(inv);
   COOP_CHECK(rc);
-  COOP_CHECK(dalloc(g, (void **)&g->host.cb, (size_t)cn * sizeof(double)));
+  COOP_CHECK(coop_mg_dalloc(&g->mem, (void **)&g->host.cb, (size_t)cn * sizeof(double)));
   g->host.cn = cn;
   for (int a = 0; a < 3; a++) g->host.cs[a] = h->cstride[a];
   return 0;
@@ -246,13 +226,13 @@ extern "C" int coop_mg_gpu_create(const coop_mg_hier *h, coop_backend *be, void 
   const int cap_launch = 4 * (be->sm_count > 0 ? be->sm_count : 1) * (2048 / kThreads);
   g->part_cap = most < cap_launch ? most : cap_launch;
   if (g->blocks > g->part_cap) g->part_cap = g->blocks;
-  COOP_CHECK(dalloc(g, (void **)&g->host.part, (size_t)g->part_cap * sizeof(double)));
-  COOP_CHECK(dalloc(g, (void **)&g->host.sum, sizeof(double)));
-  COOP_CHECK(dalloc(g, (void **)&g->dev, sizeof(Dev)));
+  COOP_CHECK(coop_mg_dalloc(&g->mem, (void **)&g->host.part, (size_t)g->part_cap * sizeof(double)));
+  COOP_CHECK(coop_mg_dalloc(&g->mem, (void **)&g->host.sum, sizeof(double)));
+  COOP_CHECK(coop_mg_dalloc(&g->mem, (void **)&g->dev, sizeof(Dev)));
   COOP_CUDA(cudaMemcpy(g->dev, &g->host, sizeof(Dev), cudaMemcpyHostToDevice));
-  COOP_CHECK(dalloc(g, (void **)&g->dsteps, (size_t)g->nsteps * sizeof(Step)));
+  COOP_CHECK(coop_mg_dalloc(&g->mem, (void **)&g->dsteps, (size_t)g->nsteps * sizeof(Step)));
   COOP_CUDA(cudaMemcpy(g->dsteps, g->steps, (size_t)g->nsteps * sizeof(Step), cudaMemcpyHostToDevice));
-  COOP_CHECK(dalloc(g, (void **)&g->dstate, sizeof(GridState)));
+  COOP_CHECK(coop_mg_dalloc(&g->mem, (void **)&g->dstate, sizeof(GridState)));
   COOP_CUDA(cudaDeviceSynchronize()); /* the memsets and copies above, before any step on g->stream */
   return 0;
 }
@@ -260,7 +240,7 @@ extern "C" int coop_mg_gpu_create(const coop_mg_hier *h, coop_backend *be, void 
 extern "C" void coop_mg_gpu_destroy(coop_mg_gpu *g) {
   if (!g) return;
   if (g->graph) cudaGraphExecDestroy(g->graph);
-  for (int i = 0; i < g->nalloc; i++) cudaFree(g->allocs[i]);
+  coop_mg_dfree(&g->mem);
   cudaFree(g->dhist_iter);
   cudaFree(g->dhist_res);
   free(g->steps);

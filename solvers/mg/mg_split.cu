@@ -11,6 +11,7 @@
 #include "core/comm.h"
 #include "kernels/cuda_check.cuh"
 #include "solvers/mg/mg_cuda.h"
+#include "solvers/mg/mg_dev_arrays.cuh"
 
 #define REAL double
 #define SFX d
@@ -30,40 +31,30 @@ constexpr int kThreads = 256;
 /* the point functions by type */
 template <class R>
 struct Pt;
-template <>
-struct Pt<double> {
-  static __device__ void gs(const coop_mg_level *L, int nd, int64_t i, int64_t j, int64_t k) { gs_point_d(L, nd, i, j, k); }
-  static __device__ void jac(const coop_mg_level *L, int nd, double w, int64_t i, int64_t j, int64_t k) {
-    jacobi_point_d(L, nd, w, i, j, k);
-  }
-  static __device__ double res(const coop_mg_level *L, int nd, int64_t i, int64_t j, int64_t k) {
-    return residual_point_d(L, nd, i, j, k);
-  }
-  static __device__ void restr(const coop_mg_level *F, const coop_mg_level *C, double *fc, int64_t i, int64_t j, int64_t k) {
-    restrict_point_d(F, C, fc, i, j, k);
-  }
-  static __device__ void prol(const coop_mg_level *F, const coop_mg_level *C, const double *uc, int64_t i, int64_t j,
-                              int64_t k) {
-    prolong_point_d(F, C, uc, i, j, k);
-  }
-};
-template <>
-struct Pt<float> {
-  static __device__ void gs(const coop_mg_level *L, int nd, int64_t i, int64_t j, int64_t k) { gs_point_f(L, nd, i, j, k); }
-  static __device__ void jac(const coop_mg_level *L, int nd, double w, int64_t i, int64_t j, int64_t k) {
-    jacobi_point_f(L, nd, (float)w, i, j, k);
-  }
-  static __device__ double res(const coop_mg_level *L, int nd, int64_t i, int64_t j, int64_t k) {
-    return residual_point_f(L, nd, i, j, k);
-  }
-  static __device__ void restr(const coop_mg_level *F, const coop_mg_level *C, float *fc, int64_t i, int64_t j, int64_t k) {
-    restrict_point_f(F, C, fc, i, j, k);
-  }
-  static __device__ void prol(const coop_mg_level *F, const coop_mg_level *C, const float *uc, int64_t i, int64_t j,
-                              int64_t k) {
-    prolong_point_f(F, C, uc, i, j, k);
-  }
-};
+#define COOP_MG_PT(R, S)                                                                                            \
+  template <>                                                                                                       \
+  struct Pt<R> {                                                                                                    \
+    static __device__ void gs(const coop_mg_level *L, int nd, int64_t i, int64_t j, int64_t k) {                    \
+      gs_point_##S(L, nd, i, j, k);                                                                                 \
+    }                                                                                                               \
+    static __device__ void jac(const coop_mg_level *L, int nd, double w, int64_t i, int64_t j, int64_t k) {         \
+      jacobi_point_##S(L, nd, (R)w, i, j, k);                                                                       \
+    }                                                                                                               \
+    static __device__ R res(const coop_mg_level *L, int nd, int64_t i, int64_t j, int64_t k) {                      \
+      return residual_point_##S(L, nd, i, j, k);                                                                    \
+    }                                                                                                               \
+    static __device__ void restr(const coop_mg_level *F, const coop_mg_level *C, R *fc, int64_t i, int64_t j,       \
+                                 int64_t k) {                                                                       \
+      restrict_point_##S(F, C, fc, i, j, k);                                                                        \
+    }                                                                                                               \
+    static __device__ void prol(const coop_mg_level *F, const coop_mg_level *C, const R *uc, int64_t i, int64_t j,  \
+                                int64_t k) {                                                                        \
+      prolong_point_##S(F, C, uc, i, j, k);                                                                         \
+    }                                                                                                               \
+  };
+COOP_MG_PT(double, d)
+COOP_MG_PT(float, f)
+#undef COOP_MG_PT
 
 /* The points of a box, n0 x n1 x ..., x fastest. */
 struct Box {
@@ -150,35 +141,15 @@ struct coop_mg_split {
   coop_mg_level hl[COOP_MG_MAX_LEVELS + 2];
   coop_mg_level *dl;
   int fbox, ubox; /* their indices */
-  void *allocs[COOP_MG_MAX_LEVELS * 30 + 16]; /* u, f, r and 9 per axis a level */
-  int nalloc;
+  coop_mg_dev_arrays mem;
   double *part, *sum;
   int part_cap;
 };
 
 static coop_mg_split *split_of(const coop_mg_hier *h) { return (coop_mg_split *)h->ctx; }
 
-static int dalloc(coop_mg_split *g, void **p, size_t bytes) {
-  if (g->nalloc == (int)(sizeof g->allocs / sizeof g->allocs[0]))
-    return COOP_ERROR(COOP_ERR_RUNTIME, "multigrid: too many device arrays");
-  COOP_CUDA(cudaMalloc(p, bytes ? bytes : 1));
-  g->allocs[g->nalloc++] = *p;
-  return 0;
-}
-
-/* *p = a device copy of the n host values at *p (NULL stays NULL) */
-template <class T>
-static int dcopy(coop_mg_split *g, T **p, size_t n) {
-  if (!*p) return 0;
-  void *d;
-  COOP_CHECK(dalloc(g, &d, n * sizeof(T)));
-  COOP_CUDA(cudaMemcpy(d, *p, n * sizeof(T), cudaMemcpyHostToDevice));
-  *p = (T *)d;
-  return 0;
-}
-
 static int dzero(coop_mg_split *g, void **p, size_t bytes) {
-  COOP_CHECK(dalloc(g, p, bytes));
+  COOP_CHECK(coop_mg_dalloc(&g->mem, p, bytes));
   COOP_CUDA(cudaMemset(*p, 0, bytes));
   return 0;
 }
@@ -199,17 +170,17 @@ static int level_copy(coop_mg_split *g, const coop_mg_hier *h, int l) {
     const size_t n = (size_t)L->N[a];
     L->gap[a] = L->vol[a] = NULL; /* the coarsest level's, on the host */
     for (int s = 0; s < 2; s++) L->q[a][s] = NULL;
-    COOP_CHECK(dcopy(g, &L->wl[a], n));
-    COOP_CHECK(dcopy(g, &L->wr[a], n));
+    COOP_CHECK(coop_mg_dcopy(&g->mem, L->wl[a], n, &L->wl[a]));
+    COOP_CHECK(coop_mg_dcopy(&g->mem, L->wr[a], n, &L->wr[a]));
     if (last) continue;
     const size_t nc = (size_t)h->lev[l + 1].N[a];
     for (int s = 0; s < 2; s++) {
-      COOP_CHECK(dcopy(g, &L->par[a][s], n));
-      COOP_CHECK(dcopy(g, &L->p[a][s], n));
+      COOP_CHECK(coop_mg_dcopy(&g->mem, L->par[a][s], n, &L->par[a][s]));
+      COOP_CHECK(coop_mg_dcopy(&g->mem, L->p[a][s], n, &L->p[a][s]));
     }
-    COOP_CHECK(dcopy(g, &L->nkid[a], nc));
-    COOP_CHECK(dcopy(g, &L->kid[a], 3 * nc));
-    COOP_CHECK(dcopy(g, &L->kq[a], 3 * nc));
+    COOP_CHECK(coop_mg_dcopy(&g->mem, L->nkid[a], nc, &L->nkid[a]));
+    COOP_CHECK(coop_mg_dcopy(&g->mem, L->kid[a], 3 * nc, &L->kid[a]));
+    COOP_CHECK(coop_mg_dcopy(&g->mem, L->kq[a], 3 * nc, &L->kq[a]));
   }
   return 0;
 }
@@ -346,11 +317,11 @@ extern "C" int coop_mg_split_create(coop_mg_hier *h, coop_backend *be) {
   g->ubox = h->gather + 1;
   COOP_CHECK(box_copy(g, h, &h->bridge.fbox, g->fbox, 1));
   COOP_CHECK(box_copy(g, h, &h->bridge.ubox, g->ubox, 0));
-  COOP_CHECK(dalloc(g, (void **)&g->dl, (size_t)(h->gather + 2) * sizeof(coop_mg_level)));
+  COOP_CHECK(coop_mg_dalloc(&g->mem, (void **)&g->dl, (size_t)(h->gather + 2) * sizeof(coop_mg_level)));
   COOP_CUDA(cudaMemcpy(g->dl, g->hl, (size_t)(h->gather + 2) * sizeof(coop_mg_level), cudaMemcpyHostToDevice));
   g->part_cap = 4 * (be->sm_count > 0 ? be->sm_count : 1) * (2048 / kThreads);
-  COOP_CHECK(dalloc(g, (void **)&g->part, (size_t)g->part_cap * sizeof(double)));
-  COOP_CHECK(dalloc(g, (void **)&g->sum, sizeof(double)));
+  COOP_CHECK(coop_mg_dalloc(&g->mem, (void **)&g->part, (size_t)g->part_cap * sizeof(double)));
+  COOP_CHECK(coop_mg_dalloc(&g->mem, (void **)&g->sum, sizeof(double)));
   COOP_CUDA(cudaDeviceSynchronize()); /* the memsets and copies above, before any kernel on the stream */
   return 0;
 }
@@ -358,7 +329,7 @@ extern "C" int coop_mg_split_create(coop_mg_hier *h, coop_backend *be) {
 extern "C" void coop_mg_split_destroy(coop_mg_hier *h) {
   coop_mg_split *g = split_of(h);
   if (!g || h->ops != &ops_split) return;
-  for (int i = 0; i < g->nalloc; i++) cudaFree(g->allocs[i]);
+  coop_mg_dfree(&g->mem);
   free(g);
   h->ctx = NULL;
   h->ops = &coop_mg_ops_host;
