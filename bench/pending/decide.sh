@@ -29,6 +29,7 @@ build() { # tarball, dir
 b1=$!
 (build "$devkit/split/tile2d.tar.gz" /tmp/d-tile2d) &
 b2=$!
+rm -rf /tmp/build # gpu_check.sh keeps a build newer than its tarball, maybe of another tree
 LIMIT=200 bash "$bench/gpu_check.sh" "$devkit" "$out/new" >"$out/new-build.txt" 2>&1 || { tail -20 "$out/new-build.txt"; exit 1; }
 wait $b1 && wait $b2 || { tail -5 "$out"/d-*.log; exit 1; }
 el built
