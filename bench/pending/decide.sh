@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The device call that decides bench/pending's patches (README.md there), on
-# one GPU in about 6 minutes. DEVKIT holds the dist tarballs:
+# one GPU in about 7 minutes. DEVKIT holds the dist tarballs:
 #   coopsolve.tar.gz      main + mg-tile-sweep-2d.patch + mg-tile-pairs.patch
 #   base/*.tar.gz         main
 #   split/tile2d.tar.gz   main + mg-tile-sweep-2d.patch
-# All three are built side by side, then bench/mg.sh's graph and grid rows run
-# on each in turn (the same GPU, one after another), then gpu_mg and
+#   split/grid4.tar.gz    main + mg-grid-bounds.patch
+# All four are built side by side, then bench/mg.sh's graph and grid rows run
+# on each in turn (the same GPU, one after another; grid4: grid rows only), then gpu_mg and
 # test_mg_steps and the three sanitizers (the new tree's script, with its
 # tile cases) on the first.
 #   bench/pending/decide.sh DEVKIT OUT
@@ -29,13 +30,17 @@ build() { # tarball, dir
 b1=$!
 (build "$devkit/split/tile2d.tar.gz" /tmp/d-tile2d) &
 b2=$!
+(build "$devkit/split/grid4.tar.gz" /tmp/d-grid4) &
+b3=$!
 rm -rf /tmp/build # gpu_check.sh keeps a build newer than its tarball, maybe of another tree
 LIMIT=200 bash "$bench/gpu_check.sh" "$devkit" "$out/new" >"$out/new-build.txt" 2>&1 || { tail -20 "$out/new-build.txt"; exit 1; }
-wait $b1 && wait $b2 || { tail -5 "$out"/d-*.log; exit 1; }
+wait $b1 && wait $b2 && wait $b3 || { tail -5 "$out"/d-*.log; exit 1; }
 el built
-rows=${ROWS:-2 4096 fp64,2 8192 fp64,2 16384 fp64,3 128 fp64,2 4096 fp32}
-for b in /tmp/build /tmp/d-tile2d /tmp/d-base; do
-  ONLY=${ONLY:-'^mg (graph|grid)'} ROWS=$rows LIMIT=${LIMIT:-25} timeout 150 bash "$bench/mg.sh" "$b" "$out/mg-${b##*/}" quick >/dev/null 2>&1
+rows=${ROWS:-2 1024 fp64,2 4096 fp64,2 8192 fp64,2 16384 fp64,3 128 fp64,2 4096 fp32}
+for b in /tmp/build /tmp/d-tile2d /tmp/d-grid4 /tmp/d-base; do
+  only='^mg (graph|grid)'
+  [ $b != /tmp/d-grid4 ] || only='^mg grid'
+  ONLY=$only ROWS=$rows LIMIT=${LIMIT:-25} timeout 150 bash "$bench/mg.sh" "$b" "$out/mg-${b##*/}" quick >/dev/null 2>&1
   el "mg.sh on $b"
   grep -E '\^' "$out/mg-${b##*/}/mg.md" | cut -d'|' -f2-8
 done
