@@ -337,10 +337,17 @@ static int alloc_pair(void **a, size_t na, void **b, size_t nb) {
   return COOP_ERROR(COOP_ERR_RUNTIME, "out of host memory");
 }
 
+/* The levels of the preconditioner and of the heat step. */
 typedef struct {
   coop_mg_hier h;
   coop_mg_gpu *gpu; /* run.backend = cuda, else NULL */
-} mg_pc;
+} mg_levels;
+typedef mg_levels mg_pc;
+
+static void levels_free(mg_levels *m) {
+  if (m) levels_destroy(&m->h, m->gpu);
+  free(m);
+}
 
 static int pc_apply(coop_pc *pc, const coop_vec *r, coop_vec *z) {
   mg_pc *m = pc->ctx;
@@ -363,10 +370,7 @@ static void pc_view(const coop_pc *pc, FILE *out) {
 }
 
 static void pc_destroy(coop_pc *pc) {
-  if (!pc) return;
-  mg_pc *m = pc->ctx;
-  if (m) levels_destroy(&m->h, m->gpu);
-  free(m);
+  if (pc) levels_free(pc->ctx);
   free(pc);
 }
 
@@ -399,43 +403,42 @@ int coop_mg_pc_create(coop_solve *sv, coop_pc **out) {
 /* ---- the implicit heat step ---- */
 
 typedef struct {
-  coop_mg_hier h;
+  mg_levels l; /* first: shifted_destroy frees the struct through it */
   const coop_solve *sv;
-  coop_mg_gpu *gpu; /* the levels on the GPU (cuda), else NULL */
   int graph;        /* 1: each cycle a CUDA graph's replay, 0: a kernel a step */
 } mg_shifted;
 
 static int shifted_begin(coop_shifted *s, double *rn) {
   mg_shifted *m = s->ctx;
 #if COOP_HAVE_CUDA
-  if (m->gpu) {
+  if (m->l.gpu) {
     double sumsq;
-    COOP_CHECK(coop_mg_gpu_shifted_rhs(m->gpu, m->sv->f));
-    COOP_CHECK(coop_mg_gpu_residual(m->gpu, &sumsq));
+    COOP_CHECK(coop_mg_gpu_shifted_rhs(m->l.gpu, m->sv->f));
+    COOP_CHECK(coop_mg_gpu_residual(m->l.gpu, &sumsq));
     *rn = sqrt(sumsq);
     return 0;
   }
-  if (m->h.ctx) {
-    COOP_CHECK(coop_mg_split_shifted_rhs(&m->h, m->sv->f));
-    return fine_residual_of(&m->h, rn);
+  if (m->l.h.ctx) {
+    COOP_CHECK(coop_mg_split_shifted_rhs(&m->l.h, m->sv->f));
+    return fine_residual_of(&m->l.h, rn);
   }
 #endif
-  coop_mg_shifted_rhs_host(&m->h, m->sv->f); /* the field's precision; NULL: no source */
-  return fine_residual_of(&m->h, rn);
+  coop_mg_shifted_rhs_host(&m->l.h, m->sv->f); /* the field's precision; NULL: no source */
+  return fine_residual_of(&m->l.h, rn);
 }
 
 /* One cycle, then ||f - A u|| (on the GPU: the cycle replayed as a graph). */
 static int shifted_cycle(const mg_shifted *m, double *rn) {
 #if COOP_HAVE_CUDA
-  if (m->gpu) {
+  if (m->l.gpu) {
     double sumsq;
-    COOP_CHECK(coop_mg_gpu_cycle(m->gpu, m->graph, &sumsq));
+    COOP_CHECK(coop_mg_gpu_cycle(m->l.gpu, m->graph, &sumsq));
     *rn = sqrt(sumsq);
     return 0;
   }
 #endif
-  COOP_CHECK(coop_mg_cycle(&m->h, 0));
-  return fine_residual_of(&m->h, rn);
+  COOP_CHECK(coop_mg_cycle(&m->l.h, 0));
+  return fine_residual_of(&m->l.h, rn);
 }
 
 static int shifted_solve(coop_shifted *s, double rtol, double rn0, int max, int *cycles, double *rn) {
@@ -451,14 +454,11 @@ static int shifted_solve(coop_shifted *s, double rtol, double rn0, int max, int 
 
 static void shifted_view(const coop_shifted *s, FILE *out) {
   const mg_shifted *m = s->ctx;
-  view_levels(&m->h, out, NULL);
+  view_levels(&m->l.h, out, NULL);
 }
 
 static void shifted_destroy(coop_shifted *s) {
-  if (!s) return;
-  mg_shifted *m = s->ctx;
-  if (m) levels_destroy(&m->h, m->gpu);
-  free(m);
+  if (s) levels_free(s->ctx);
   free(s);
 }
 
@@ -476,17 +476,17 @@ int coop_mg_shifted_create(coop_solve *sv, double shift, coop_shifted **out) {
   *out = s;
   m->sv = sv;
   /* level 0's u is the field; its f, the step's right-hand side, is its own */
-  COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(&m->h, sv->s, sv->dec, sv->be, sv->u, NULL)));
-  COOP_CHECK(mg_settings(sv, &m->h));
-  COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_set_shift(&m->h, shift)));
+  COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_create(&m->l.h, sv->s, sv->dec, sv->be, sv->u, NULL)));
+  COOP_CHECK(mg_settings(sv, &m->l.h));
+  COOP_CHECK(coop_comm_agree(sv->comm, coop_mg_hier_set_shift(&m->l.h, shift)));
 #if COOP_HAVE_CUDA
   /* after the shift: the coarsest level's inverse is made from its factor */
   if (sv->be->device_memory) {
     if (!strcmp(sv->sync, "grid"))
       return coop_error_input("run.sync = grid (from %s): the implicit heat step runs its cycles as launch or graph "
                               "(auto); use one of those", coop_config_origin(sv->cfg, "run.sync"));
-    COOP_CHECK(levels_on_gpu(sv, &m->h, sv->u, NULL, &m->gpu));
-    m->graph = m->gpu && strcmp(sv->sync, "launch") != 0; /* several ranks: launch */
+    COOP_CHECK(levels_on_gpu(sv, &m->l.h, sv->u, NULL, &m->l.gpu));
+    m->graph = m->l.gpu && strcmp(sv->sync, "launch") != 0; /* several ranks: launch */
     sv->mode = m->graph ? "graph" : "launch";
   }
 #endif

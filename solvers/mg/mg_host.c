@@ -10,18 +10,10 @@
 #include "core/error.h"
 #include "solvers/mg/mg_level.h"
 
-#define REAL double
-#define SFX d
-#include "solvers/mg/mg_point_impl.h"
-#include "solvers/mg/mg_host_impl.h"
-#undef REAL
-#undef SFX
-#define REAL float
-#define SFX f
-#include "solvers/mg/mg_point_impl.h"
-#include "solvers/mg/mg_host_impl.h"
-#undef REAL
-#undef SFX
+#define MG_IMPL "solvers/mg/mg_point_impl.h"
+#include "solvers/mg/mg_both.h"
+#define MG_IMPL "solvers/mg/mg_host_impl.h"
+#include "solvers/mg/mg_both.h"
 
 /* The ghosts of a (u or r of level L) from the neighbours, where L is split. */
 static int exchange(const coop_mg_level *L, void *a) {

@@ -13,16 +13,8 @@
 #include "solvers/mg/mg_cuda.h"
 #include "solvers/mg/mg_dev_arrays.cuh"
 
-#define REAL double
-#define SFX d
-#include "solvers/mg/mg_point_impl.h"
-#undef REAL
-#undef SFX
-#define REAL float
-#define SFX f
-#include "solvers/mg/mg_point_impl.h"
-#undef REAL
-#undef SFX
+#define MG_IMPL "solvers/mg/mg_point_impl.h"
+#include "solvers/mg/mg_both.h"
 
 namespace {
 

@@ -135,6 +135,20 @@ static int attr_text(const char *path, hid_t obj, const char *where, const char 
 
 /* ---- datasets ---- */
 
+/* The dataset transfer of vector_io and small_io, one direction or the other. */
+static herr_t transfer(hid_t ds, hid_t mtype, hid_t ms, hid_t fs, hid_t x, void *data, int write) {
+  return write ? H5Dwrite(ds, mtype, ms, fs, x, data) : H5Dread(ds, mtype, ms, fs, x, data);
+}
+
+/* Closes what a transfer opened (ids < 0 were never opened); the first failure wins. */
+static int close_io(int st, hid_t ms, hid_t fs, hid_t ds, hid_t x) {
+  COOP_H5_CLOSE(ms, H5Sclose);
+  COOP_H5_CLOSE(fs, H5Sclose);
+  COOP_H5_CLOSE(ds, H5Dclose);
+  COOP_H5_CLOSE(x, H5Pclose);
+  return st;
+}
+
 /* One global array; this rank moves its part (L), collectively. */
 static int vector_io(hid_t g, const char *name, const coop_ckpt_layout *L, double *data, int write) {
   int st = 0;
@@ -157,16 +171,9 @@ static int vector_io(hid_t g, const char *name, const coop_ckpt_layout *L, doubl
   }
   COOP_H5_TRY(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
   COOP_H5_ID(ms, H5Screate_simple(L->ndim, count, NULL));
-  if (write)
-    COOP_H5_TRY(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, x, data));
-  else
-    COOP_H5_TRY(H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, x, data));
+  COOP_H5_TRY(transfer(ds, H5T_NATIVE_DOUBLE, ms, fs, x, data, write));
 done:
-  COOP_H5_CLOSE(ms, H5Sclose);
-  COOP_H5_CLOSE(fs, H5Sclose);
-  COOP_H5_CLOSE(ds, H5Dclose);
-  COOP_H5_CLOSE(x, H5Pclose);
-  return st;
+  return close_io(st, ms, fs, ds, x);
 }
 
 /* A small array every rank holds the same copy of: rank 0 writes it, all read it. */
@@ -194,16 +201,9 @@ static int small_io(hid_t g, const char *name, hid_t mtype, hid_t ftype, void *d
     COOP_H5_TRY(H5Sselect_none(fs));
     COOP_H5_TRY(H5Sselect_none(ms));
   }
-  if (write)
-    COOP_H5_TRY(H5Dwrite(ds, mtype, ms, fs, x, data));
-  else
-    COOP_H5_TRY(H5Dread(ds, mtype, ms, fs, x, data));
+  COOP_H5_TRY(transfer(ds, mtype, ms, fs, x, data, write));
 done:
-  COOP_H5_CLOSE(ms, H5Sclose);
-  COOP_H5_CLOSE(fs, H5Sclose);
-  COOP_H5_CLOSE(ds, H5Dclose);
-  COOP_H5_CLOSE(x, H5Pclose);
-  return st;
+  return close_io(st, ms, fs, ds, x);
 }
 
 /* ---- write ---- */
