@@ -5,6 +5,8 @@
 # and of what run.sync = auto picks. A path a row cannot take (the on-chip
 # field on a box that does not fit) shows "-".
 #   bench/paths.sh BUILD_DIR OUT_DIR [quick|full]
+# ROWS="DIM N PREC CHECK,..." runs those rows instead (e.g. the rows a
+# 10-minute call left out: ROWS="2 512 fp64 1,3 64 fp64 100").
 # Paths: launch (a kernel a sweep), graph (those kernels replayed from a CUDA
 # graph), grid 1/pass and grid 2/pass (the whole solve in one persistent
 # kernel streaming the field, one or two sweeps a pass: tune.fuse_sweeps),
@@ -24,6 +26,7 @@ case $sel in
         for n in 64 128 256 512; do rows+=("3 $n fp64 1" "3 $n fp64 100"); done ;;
   *) echo "bench/paths.sh: $sel: quick or full" >&2; exit 2 ;;
 esac
+[ -z "${ROWS:-}" ] || IFS=, read -r -a rows <<<"$ROWS"
 paths=("launch|launch" "graph|graph" "grid 1/pass|grid tune.resident=false tune.fuse_sweeps=1"
        "grid 2/pass|grid tune.resident=false tune.fuse_sweeps=2" "on-chip|grid tune.resident=true" "auto|auto")
 one() { # dim n prec check mode keys...: "US PLAN" or "- -"
