@@ -11,7 +11,8 @@
 #            krylov: all; batched: quick), old then new,
 #            so both see the same GPU; the tables go to OUT/STEP-old|new.md.
 #   bench/old_new.sh DEVKIT OUT [same] [stencil] [krylov] [batched]
-# STEP_LIMIT (s, default 240) bounds each bench script's run.
+# With no step it builds the old version only (OLD_JOBS: make's -j), which a
+# later call on the same machine then reuses. STEP_LIMIT (s, default 240) bounds each bench script's run.
 set -uo pipefail
 devkit=$(cd "${1:?usage: bench/old_new.sh DEVKIT OUT [same] [stencil] [krylov] [batched]}" && pwd) || exit 2
 mkdir -p "${2:?usage: bench/old_new.sh DEVKIT OUT [STEP...]}"
@@ -24,15 +25,23 @@ old=$(ls "$devkit"/old/*.tar.gz 2>/dev/null | head -1)
 [ -n "$old" ] || { echo "bench/old_new.sh: no $devkit/old/*.tar.gz (the version to compare with)" >&2; exit 2; }
 t0=$(date +%s)
 el() { echo "[$(($(date +%s) - t0)) s] $*"; }
-(rm -rf /tmp/old-src /tmp/build-old && mkdir -p /tmp/old-src /tmp/build-old &&
-  tar xzf "$old" -C /tmp/old-src --strip-components=1 && cd /tmp/build-old &&
-  /tmp/old-src/configure CC=mpicc --with-cuda-arch=sm_90 CUNIT_CFLAGS="-I$dep/usr/include" \
-    CUNIT_LIBS="-L$lib -lcunit" HDF5_CFLAGS="-I$dep/usr/include/hdf5/openmpi" \
-    HDF5_LIBS="-L$lib/hdf5/openmpi -lhdf5" >"$out/old-configure.log" 2>&1 &&
-  make -j"$(nproc)" coopsolve >"$out/old-make.log" 2>&1) &
+build_old() { # into /tmp/build-old, unless a build there is newer than the tarball
+  [ -x /tmp/build-old/coopsolve ] && [ /tmp/build-old/coopsolve -nt "$old" ] && return 0
+  rm -rf /tmp/old-src /tmp/build-old && mkdir -p /tmp/old-src /tmp/build-old &&
+    tar xzf "$old" -C /tmp/old-src --strip-components=1 && cd /tmp/build-old &&
+    /tmp/old-src/configure CC=mpicc --with-cuda-arch=sm_90 CUNIT_CFLAGS="-I$dep/usr/include" \
+      CUNIT_LIBS="-L$lib -lcunit" HDF5_CFLAGS="-I$dep/usr/include/hdf5/openmpi" \
+      HDF5_LIBS="-L$lib/hdf5/openmpi -lhdf5" >"$out/old-configure.log" 2>&1 &&
+    make -j"${OLD_JOBS:-$(nproc)}" coopsolve >"$out/old-make.log" 2>&1 || { tail -20 "$out/old-make.log"; return 1; }
+}
+if [ $# -eq 0 ]; then # the old build alone (e.g. at low priority beside other work)
+  build_old
+  exit
+fi
+(build_old) &
 opid=$!
 bash "$here/gpu_check.sh" "$devkit" "$out/new" >"$out/new-build.txt" 2>&1 || { cat "$out/new-build.txt"; exit 1; }
-wait $opid || { tail -20 "$out/old-make.log"; exit 1; }
+wait $opid || exit 1
 mpicc -O2 -I"$dep/usr/include/hdf5/openmpi" "$here/fieldcmp.c" -L"$lib/hdf5/openmpi" -lhdf5 -lm -o /tmp/fieldcmp ||
   exit 1
 el "both built; old: $(/tmp/build-old/coopsolve --version | head -1); new: $(/tmp/build/coopsolve --version | head -1)"
