@@ -67,13 +67,6 @@ static void zero_u(const coop_mg_level *C) {
   memset(C->u, 0, coop_grid_points(&C->grid) * coop_prec_size(C->grid.prec));
 }
 
-static void restrict_into(const coop_mg_hier *h, int l, const coop_mg_level *C, void *fc) {
-  if (h->prec == COOP_FP32)
-    restrict_f(&h->lev[l], C, fc);
-  else
-    restrict_d(&h->lev[l], C, fc);
-}
-
 int coop_mg_gather_f(const coop_mg_hier *h) {
   const coop_mg_bridge *b = &h->bridge;
   const coop_mg_level *C = &h->lev[h->gather];
@@ -85,6 +78,14 @@ int coop_mg_gather_f(const coop_mg_hier *h) {
     COOP_CHECK(coop_unpack_host(&C->grid, &b->freg[r], C->f, (const char *)b->fall + (size_t)b->fdispl[r] * es));
   zero_u(C);
   return 0;
+}
+
+/* the restriction of level l into C's f (C: the next level or this rank's box of it) */
+static void restrict_into(const coop_mg_hier *h, int l, const coop_mg_level *C, void *fc) {
+  if (h->prec == COOP_FP32)
+    restrict_f(&h->lev[l], C, fc);
+  else
+    restrict_d(&h->lev[l], C, fc);
 }
 
 /* Each rank restricts into its box of the gathered level, the root collects
