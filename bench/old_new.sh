@@ -4,7 +4,7 @@
 # builds DEVKIT/coopsolve.tar.gz (into /tmp/build, as bench/gpu_check.sh does)
 # and DEVKIT/old/*.tar.gz (into /tmp/build-old) side by side; then
 #   same:    the same solves on both (Jacobi launch, graph, grid fp64 and fp32,
-#            2D and 3D; CG grid and launch; a ragged batch), every field
+#            2D and 3D; CG grid and launch, BiCGStab grid; a ragged batch), every field
 #            compared value by value (bench/fieldcmp.c);
 #   stencil, krylov, batched: each tree's own bench script on its own build
 #            (stencil: its quick rows on one GPU, 1024^2 and 8192^2 Laplace;
@@ -85,6 +85,8 @@ for step in "$@"; do
           # shellcheck disable=SC2086
           same "cg-2d-$m" /fields/u 1 $cg solver.pc=jacobi run.sync=$m
         done
+        # shellcheck disable=SC2086
+        same bicgstab-2d-grid /fields/u 1 ${cg/solver.name=cg/solver.name=bicgstab} solver.pc=jacobi run.sync=grid
         same batch-ragged /batch/solution 1 batch.count=64 batch.dim=2 batch.sizes=loguniform:16:128 \
           batch.shift=uniform:0:1000 batch.rhs=ones batch.seed=1 solver.name=cg solver.pc=jacobi solver.rtol=1e-8 \
           solver.max_iter=5000 run.backend=cuda

@@ -90,9 +90,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks[KIND]) cg_kernel(const Pa
       double acc[2] = {0.0, 0.0};
       for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
         double xi, pi, qi, ri, di;
-        if (cached) {
-          own_load(k, xi, pi, qi, ri, di);
-        } else {
+        own_or(cached, k, [&] {
           xi = P.x[i];
           pi = pn[i];
           if constexpr (KIND == COOP_KG_STENCIL) /* phase A's q, bit for bit */
@@ -101,7 +99,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks[KIND]) cg_kernel(const Pa
             qi = Q[i];
           ri = R[i];
           di = dget(P, i);
-        }
+        }, xi, pi, qi, ri, di);
         xi = add(xi, mul(alpha, pi));
         ri = sub(ri, mul(alpha, qi));
         const double zi = mul(di, ri);
