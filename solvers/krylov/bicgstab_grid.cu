@@ -142,7 +142,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) bicgstab_kernel(const Pa
       double acc[2] = {0.0, 0.0};
       for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
         double xi, hi, pi, si, ti;
-        own_or(cached, k, [&] {
+        if (cached) {
+          own_load(k, xi, hi, pi, si, ti);
+        } else {
           xi = P.x[i];
           hi = RH[i];
           pi = pn[i];
@@ -151,7 +153,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) bicgstab_kernel(const Pa
             ti = tval(i, p, si);
           else
             ti = T[i];
-        }, xi, hi, pi, si, ti);
+        }
         const double di = dget(P, i); /* x += alpha M p; x += omega M s */
         xi = add(add(xi, mul(alpha, mul(di, pi))), mul(omega, mul(di, si)));
         const double ri = sub(si, mul(omega, ti));

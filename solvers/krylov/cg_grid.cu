@@ -90,7 +90,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks[KIND]) cg_kernel(const Pa
       double acc[2] = {0.0, 0.0};
       for_rows<KIND>(P, rows, [&](int k, long long i, const Pos &p) {
         double xi, pi, qi, ri, di;
-        own_or(cached, k, [&] {
+        if (cached) {
+          own_load(k, xi, pi, qi, ri, di);
+        } else {
           xi = P.x[i];
           pi = pn[i];
           if constexpr (KIND == COOP_KG_STENCIL) /* phase A's q, bit for bit */
@@ -99,7 +101,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks[KIND]) cg_kernel(const Pa
             qi = Q[i];
           ri = R[i];
           di = dget(P, i);
-        }, xi, pi, qi, ri, di);
+        }
         xi = add(xi, mul(alpha, pi));
         ri = sub(ri, mul(alpha, qi));
         const double zi = mul(di, ri);

@@ -267,16 +267,6 @@ __device__ __forceinline__ void own_load(int k, D &...v) {
   ((v = own(j++, k)), ...);
 }
 
-/* A row's values v... from its cache slots 0, 1, ... where the rows are
- * cached, else by from_memory() (which sets them from the vectors). */
-template <class F, class... D>
-__device__ __forceinline__ void own_or(bool cached, int k, F &&from_memory, D &...v) {
-  if (cached)
-    own_load(k, v...);
-  else
-    from_memory();
-}
-
 /* v... into row k's own-row cache slots j, j + 1, ... */
 template <class... D>
 __device__ __forceinline__ void own_put(int k, int j, const D &...v) {
